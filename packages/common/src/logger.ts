@@ -1,0 +1,68 @@
+import { pino } from "pino";
+import { type Level, type LogFilter, parseLogFilter, thresholdFor } from "./log-filter.js";
+
+type Fields = Record<string, unknown>;
+
+/** A logger bound to one target; every line is `{timestamp, level, target, fields}`. */
+export interface Logger {
+  readonly target: string;
+  isEnabled(level: Level): boolean;
+  trace(message: string, fields?: Fields): void;
+  debug(message: string, fields?: Fields): void;
+  info(message: string, fields?: Fields): void;
+  warn(message: string, fields?: Fields): void;
+  error(message: string, fields?: Fields): void;
+  /** Writes `fields` as they are (no `message` key): for structured records such as ledger events. */
+  record(level: Level, fields: Fields): void;
+}
+
+export interface Logging {
+  forTarget(target: string): Logger;
+  /** Writes what is buffered; call before the process exits. */
+  flush(): void;
+}
+
+export interface LoggingOptions {
+  /** A `RUST_LOG`-style filter string, or a parsed filter. */
+  filter?: string | LogFilter;
+  /** Where lines go; standard output when absent. */
+  destination?: NodeJS.WritableStream;
+}
+
+// NOTE: the line shape follows the Rust `tracing` JSON format the specifications describe:
+// upper-case level, ISO timestamp, `target`, and the event's own data under `fields`.
+export function createLogging(options: LoggingOptions = {}): Logging {
+  const filter =
+    typeof options.filter === "object" ? options.filter : parseLogFilter(options.filter);
+  const root = pino(
+    {
+      base: null,
+      level: "trace",
+      nestedKey: "fields",
+      timestamp: () => `,"timestamp":"${new Date().toISOString()}"`,
+      formatters: { level: (label) => ({ level: label.toUpperCase() }) },
+    },
+    options.destination ?? pino.destination({ dest: 1, sync: true }),
+  );
+
+  return {
+    forTarget(target) {
+      const threshold = thresholdFor(filter, target);
+      const child = root.child({ target }, { level: threshold === "off" ? "silent" : threshold });
+      const write = (level: Level, fields: Fields) => child[level](fields);
+      return {
+        target,
+        isEnabled: (level) => child.isLevelEnabled(level),
+        trace: (message, fields) => write("trace", { message, ...fields }),
+        debug: (message, fields) => write("debug", { message, ...fields }),
+        info: (message, fields) => write("info", { message, ...fields }),
+        warn: (message, fields) => write("warn", { message, ...fields }),
+        error: (message, fields) => write("error", { message, ...fields }),
+        record: write,
+      };
+    },
+    flush() {
+      root.flush();
+    },
+  };
+}

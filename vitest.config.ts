@@ -1,0 +1,11 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["packages/*/{src,test}/**/*.test.ts"],
+    // Integration tests talk to real local servers (SMTP sinks, DNS, S3, MariaDB): allow them time.
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    pool: "forks",
+  },
+});
