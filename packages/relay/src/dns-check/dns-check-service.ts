@@ -1,0 +1,74 @@
+import { defineError } from "@rd/common";
+import type { DnsResolver } from "../dns/dns-resolver.js";
+import { CHECK_NAMES, type DnsCheckReport, type DomainReport } from "./check-result.js";
+import { checkDkim } from "./dkim-check.js";
+import { checkDmarc } from "./dmarc-check.js";
+import { checkSpf } from "./spf-check.js";
+
+/** `GET /check/{domain}` and `relay check <domain>` for a domain the configuration lacks. */
+export const UnknownDomainError = defineError("not_found", 404, "domain not configured");
+
+/** What the check needs of a configured domain. */
+export interface CheckedDomain {
+  readonly selector: string;
+  readonly key_path: string;
+  readonly status: "pending" | "active";
+}
+
+export interface DnsCheckDeps {
+  readonly resolver: DnsResolver;
+  /** From `resolvePublicIp`; null makes SPF `warn`. */
+  readonly publicIp: string | null;
+  /** The relay's EHLO name. */
+  readonly helo: string;
+  /** Turns these `pending` domains `active` and persists the configuration. */
+  readonly activate: (domains: readonly string[]) => Promise<void>;
+}
+
+/**
+ * Validates the DNS of every configured domain (or only `only`), then promotes the
+ * `pending` domains whose three checks pass.
+ */
+export async function runDnsCheck(
+  deps: DnsCheckDeps,
+  domains: Readonly<Record<string, CheckedDomain>>,
+  only?: string,
+): Promise<DnsCheckReport> {
+  if (only !== undefined && !Object.hasOwn(domains, only)) {
+    throw UnknownDomainError(`domain ${only} is not configured`);
+  }
+  const selected = Object.entries(domains)
+    .filter(([name]) => only === undefined || name === only)
+    .sort(([a], [b]) => a.localeCompare(b));
+  const reports = await Promise.all(
+    selected.map(([name, config]) => checkDomain(deps, name, config)),
+  );
+  const passing = reports
+    .filter((report) => report.pending.length === 0 && domains[report.domain]?.status === "pending")
+    .map((report) => report.domain);
+  if (passing.length > 0) await deps.activate(passing);
+  return {
+    public_ip: deps.publicIp,
+    ok: reports.every((report) => CHECK_NAMES.every((check) => report[check].status !== "fail")),
+    domains: reports,
+  };
+}
+
+async function checkDomain(
+  deps: DnsCheckDeps,
+  domain: string,
+  config: CheckedDomain,
+): Promise<DomainReport> {
+  const { resolver, publicIp, helo } = deps;
+  const [dkim, spf, dmarc] = await Promise.all([
+    checkDkim({ resolver, domain, selector: config.selector, keyPath: config.key_path }),
+    checkSpf({ resolver, domain, publicIp, helo }),
+    checkDmarc({ resolver, domain }),
+  ]);
+  const outcomes = { dkim, spf, dmarc };
+  return {
+    domain,
+    ...outcomes,
+    pending: CHECK_NAMES.filter((check) => outcomes[check].status !== "pass"),
+  };
+}
