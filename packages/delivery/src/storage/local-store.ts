@@ -1,0 +1,162 @@
+import { randomUUID } from "node:crypto";
+import { createReadStream, createWriteStream } from "node:fs";
+import {
+  access,
+  constants,
+  mkdir,
+  readdir,
+  rename,
+  rm,
+  rmdir,
+  stat,
+  unlink,
+} from "node:fs/promises";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { PassThrough, type Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { contentTypeFor } from "./content-type.js";
+import {
+  assertBucketName,
+  assertSafeKey,
+  InvalidObjectKey,
+  type ObjectReadResult,
+  type ObjectStore,
+  type PutOptions,
+  type StoredObject,
+} from "./object-store.js";
+
+/**
+ * Folder (inside the root) for files being written. Its leading dot keeps it apart from buckets,
+ * whose names cannot start with a dot, and `/files` refuses dot-first paths.
+ */
+export const INCOMING_DIR = ".incoming";
+
+/**
+ * Files under `<root>/<bucket>/<key>`. Writes land in a temp file renamed into place, so a
+ * reader never sees a half-written object. Content types follow the key's extension.
+ */
+export class LocalObjectStore implements ObjectStore {
+  readonly provider = "local" as const;
+  readonly root: string;
+
+  constructor(root: string) {
+    this.root = resolve(root);
+  }
+
+  /** The file path of an object, after checking it cannot leave its bucket. */
+  pathOf(bucket: string, key: string): string {
+    assertBucketName(bucket);
+    assertSafeKey(key);
+    const bucketDir = join(this.root, bucket);
+    const path = resolve(bucketDir, key);
+    if (!path.startsWith(bucketDir + sep)) {
+      throw InvalidObjectKey(`invalid object key ${JSON.stringify(key)}: escapes the bucket`);
+    }
+    return path;
+  }
+
+  async put(
+    bucket: string,
+    key: string,
+    body: Readable,
+    _options: PutOptions,
+  ): Promise<{ size: number }> {
+    const target = this.pathOf(bucket, key);
+    // NOTE: the source may fail while the temp folder is being created, before `pipeline`
+    // listens; this listener keeps that from being an uncaught error (pipeline still sees it).
+    body.once("error", () => {});
+    const incoming = join(this.root, INCOMING_DIR);
+    await mkdir(incoming, { recursive: true });
+    const temp = join(incoming, randomUUID());
+    let size = 0;
+    const counter = new PassThrough();
+    counter.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+    });
+    try {
+      await pipeline(body, counter, createWriteStream(temp, { flags: "wx" }));
+      await mkdir(dirname(target), { recursive: true });
+      await rename(temp, target);
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw error;
+    }
+    return { size };
+  }
+
+  async *list(bucket: string, prefix: string): AsyncIterable<StoredObject> {
+    assertBucketName(bucket);
+    const bucketDir = join(this.root, bucket);
+    // Walk only the deepest folder the prefix names; the rest of the prefix filters names.
+    const folder = prefix.includes("/") ? prefix.slice(0, prefix.lastIndexOf("/")) : "";
+    if (folder) assertSafeKey(folder);
+    for await (const path of walk(join(bucketDir, folder))) {
+      const key = relative(bucketDir, path).split(sep).join("/");
+      if (!key.startsWith(prefix)) continue;
+      const info = await stat(path).catch(() => null);
+      if (info?.isFile()) yield { key, size: info.size, lastModified: info.mtime };
+    }
+  }
+
+  async delete(bucket: string, keys: readonly string[]): Promise<void> {
+    const bucketDir = join(this.root, bucket);
+    for (const key of keys) {
+      const path = this.pathOf(bucket, key);
+      await unlink(path).catch(ignoreMissing);
+      await removeEmptyParents(dirname(path), bucketDir);
+    }
+  }
+
+  async read(bucket: string, key: string): Promise<ObjectReadResult | null> {
+    const path = this.pathOf(bucket, key);
+    const info = await stat(path).catch(ignoreMissing);
+    if (!info?.isFile()) return null;
+    return {
+      key,
+      size: info.size,
+      lastModified: info.mtime,
+      contentType: contentTypeFor(key),
+      etag: `"${info.size.toString(16)}-${info.mtimeMs.toString(16)}"`,
+      body: createReadStream(path),
+    };
+  }
+
+  close(): void {}
+
+  async healthy(): Promise<boolean> {
+    try {
+      await mkdir(this.root, { recursive: true });
+      await access(this.root, constants.W_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+async function* walk(dir: string): AsyncIterable<string> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(ignoreMissing);
+  for (const entry of entries ?? []) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) yield* walk(path);
+    else if (entry.isFile()) yield path;
+  }
+}
+
+/** Removes folders left empty by a delete, up to (not including) the bucket folder. */
+async function removeEmptyParents(dir: string, stopAt: string): Promise<void> {
+  let current = dir;
+  while (current.startsWith(stopAt + sep)) {
+    try {
+      await rmdir(current);
+    } catch {
+      return; // not empty (or already gone): stop climbing
+    }
+    current = dirname(current);
+  }
+}
+
+function ignoreMissing(error: NodeJS.ErrnoException): undefined {
+  if (error.code === "ENOENT" || error.code === "ENOTDIR") return undefined;
+  throw error;
+}

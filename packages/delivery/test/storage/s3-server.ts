@@ -1,0 +1,41 @@
+import { makeTempDir } from "@rd/common/test-kit";
+import S3rver from "s3rver";
+import { S3ObjectStore } from "../../src/storage/s3-store.js";
+
+/** s3rver's fixed credentials. */
+export const S3RVER_CREDENTIALS = { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" } as const;
+
+export interface S3Server {
+  readonly endpoint: string;
+  /** A store configured the way `main.ts` configures one from `OBJECTSTORE_*`. */
+  store(): S3ObjectStore;
+  close(): Promise<void>;
+}
+
+/** A real S3-compatible server (s3rver) on loopback, with the given buckets created. */
+export async function startS3Server(buckets: readonly string[]): Promise<S3Server> {
+  const directory = await makeTempDir("rd-s3rver-");
+  const server = new S3rver({
+    address: "127.0.0.1",
+    port: 0,
+    silent: true,
+    directory: directory.path,
+    configureBuckets: buckets.map((name) => ({ name, configs: [] })),
+  });
+  const { port } = await server.run();
+  const endpoint = `http://127.0.0.1:${port}`;
+  const stores: S3ObjectStore[] = [];
+  return {
+    endpoint,
+    store() {
+      const store = new S3ObjectStore({ endpoint, region: "us-east-1", ...S3RVER_CREDENTIALS });
+      stores.push(store);
+      return store;
+    },
+    async close() {
+      for (const store of stores) store.close();
+      await server.close();
+      await directory.remove();
+    },
+  };
+}
