@@ -1,0 +1,149 @@
+import { generateKeyPairSync } from "node:crypto";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { makeTempDir } from "@rd/common/test-kit";
+import { dkimVerify } from "mailauth";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type DnsServer, startDnsServer } from "../../test/fixtures/dns-server.js";
+import { createDnsResolver } from "../dns/dns-resolver.js";
+import { createDkimSigner, SIGNED_HEADERS } from "./dkim-signer.js";
+
+function rsaKeyPair() {
+  const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  const pem = privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+  const spki = publicKey.export({ type: "spki", format: "der" }).toString("base64");
+  // NOTE: a 2048-bit key's record exceeds 255 characters: published as several strings.
+  const txt = `v=DKIM1; k=rsa; p=${spki}`.match(/.{1,255}/g) ?? [];
+  return { pem, txt };
+}
+
+const message = Buffer.from(
+  [
+    "From: Ana <ana@example.test>",
+    "To: bob@dest.test",
+    "Cc: carla@dest.test",
+    "Subject: Signed",
+    "Date: Tue, 03 Mar 2026 10:00:00 +0000",
+    "Message-ID: <m1@example.test>",
+    "X-Unsigned: not covered",
+    "MIME-Version: 1.0",
+    "Content-Type: text/plain; charset=utf-8",
+    "",
+    "Body line   with  spaces   ",
+    "",
+    "",
+  ].join("\r\n"),
+);
+
+describe("createDkimSigner", () => {
+  let dns: DnsServer;
+  let dir: { path: string; remove(): Promise<void> };
+  const first = rsaKeyPair();
+  const second = rsaKeyPair();
+
+  beforeAll(async () => {
+    dir = await makeTempDir();
+    dns = await startDnsServer({ "relay._domainkey.example.test": { TXT: [first.txt] } });
+  });
+  afterAll(async () => {
+    await dns.close();
+    await dir.remove();
+  });
+
+  async function verify(signed: Buffer) {
+    const { resolve } = createDnsResolver(dns.address);
+    const result = await dkimVerify(signed, { resolver: resolve as never });
+    return result.results;
+  }
+
+  it("signs rsa-sha256 relaxed/relaxed with d= and s=, verified by mailauth against DNS", async () => {
+    const keyPath = join(dir.path, "example.test.pem");
+    await writeFile(keyPath, first.pem);
+    const signer = createDkimSigner({ now: () => new Date("2026-03-04T00:00:00Z") });
+    const signed = await signer.sign(message, {
+      domain: "example.test",
+      selector: "relay",
+      keyPath,
+    });
+
+    expect(signed.subarray(signed.length - message.length).equals(message)).toBe(true);
+    const header = signed.subarray(0, signed.length - message.length).toString();
+    expect(header).toMatch(/^DKIM-Signature: /);
+    expect(header).toContain("a=rsa-sha256");
+    expect(header).toContain("c=relaxed/relaxed");
+    expect(header).toContain("d=example.test");
+    expect(header).toContain("s=relay");
+    const signedHeaders = /h=([^;]+);/.exec(header.replace(/\r\n\s+/g, ""))?.[1]?.split(":");
+    expect(signedHeaders?.map((h) => h.trim().toLowerCase()).sort()).toEqual(
+      ["from", "to", "cc", "subject", "date", "message-id", "mime-version", "content-type"].sort(),
+    );
+
+    const [result] = await verify(signed);
+    expect(result?.status.result).toBe("pass");
+    expect(result?.signingDomain).toBe("example.test");
+  });
+
+  it("names exactly the decided header list", () => {
+    expect(SIGNED_HEADERS).toEqual([
+      "From",
+      "To",
+      "Cc",
+      "Subject",
+      "Date",
+      "Message-ID",
+      "MIME-Version",
+      "Content-Type",
+      "Reply-To",
+      "In-Reply-To",
+      "References",
+    ]);
+  });
+
+  it("reads a key once, and again only after forget", async () => {
+    const keyPath = join(dir.path, "cached.pem");
+    await writeFile(keyPath, first.pem);
+    const reads: string[] = [];
+    const signer = createDkimSigner({
+      readKey: async (path) => {
+        reads.push(path);
+        const { readFile } = await import("node:fs/promises");
+        return readFile(path);
+      },
+    });
+    const identity = { domain: "example.test", selector: "relay", keyPath };
+    await Promise.all([signer.sign(message, identity), signer.sign(message, identity)]);
+    await signer.sign(message, identity);
+    expect(reads).toEqual([keyPath]);
+
+    // The domain is recreated with a new key at the same path.
+    await writeFile(keyPath, second.pem);
+    dns.setZone({ "relay._domainkey.example.test": { TXT: [second.txt] } });
+    const stale = await signer.sign(message, identity);
+    expect((await verify(stale))[0]?.status.result).toBe("fail");
+    signer.forget(keyPath);
+    const fresh = await signer.sign(message, identity);
+    expect((await verify(fresh))[0]?.status.result).toBe("pass");
+    expect(reads).toEqual([keyPath, keyPath]);
+    dns.setZone({ "relay._domainkey.example.test": { TXT: [first.txt] } });
+  });
+
+  it("fails with signing_failed when the key is missing, and retries the file next time", async () => {
+    const keyPath = join(dir.path, "late.pem");
+    const signer = createDkimSigner();
+    const identity = { domain: "example.test", selector: "relay", keyPath };
+    await expect(signer.sign(message, identity)).rejects.toMatchObject({
+      code: "signing_failed",
+      status: 500,
+    });
+    await writeFile(keyPath, first.pem);
+    await expect(signer.sign(message, identity)).resolves.toBeInstanceOf(Buffer);
+  });
+
+  it("fails with signing_failed when the file is not a private key", async () => {
+    const keyPath = join(dir.path, "garbage.pem");
+    await writeFile(keyPath, "not a key");
+    await expect(
+      createDkimSigner().sign(message, { domain: "example.test", selector: "relay", keyPath }),
+    ).rejects.toMatchObject({ code: "signing_failed" });
+  });
+});

@@ -1,0 +1,97 @@
+import { simpleParser } from "mailparser";
+import { describe, expect, it } from "vitest";
+import { composeMessage, validateSendFields } from "./compose-message.js";
+
+const identity = { messageId: "<m1@example.test>", date: new Date("2026-03-04T05:06:07Z") };
+
+async function compose(fields: Partial<Parameters<typeof validateSendFields>[0]> = {}) {
+  const send = validateSendFields({
+    from: "Ana <ana@example.test>",
+    to: ["bob@dest.test"],
+    subject: "Hello",
+    ...fields,
+  });
+  return (await composeMessage(send, identity)).toString("utf8");
+}
+
+function headerBlock(message: string): string {
+  return message.slice(0, message.indexOf("\r\n\r\n"));
+}
+
+describe("validateSendFields", () => {
+  it("refuses a from without a domain with bad_from", () => {
+    expect(() => validateSendFields({ from: "ana", to: ["b@dest.test"], subject: "" })).toThrow(
+      expect.objectContaining({ code: "bad_from", status: 400 }),
+    );
+  });
+
+  it("refuses an invalid recipient with bad_recipient", () => {
+    expect(() =>
+      validateSendFields({ from: "a@example.test", to: ["b@dest.test", "nope"], subject: "" }),
+    ).toThrow(expect.objectContaining({ code: "bad_recipient", status: 400 }));
+  });
+
+  it("keeps one delivery per recipient address", () => {
+    const send = validateSendFields({
+      from: "a@example.test",
+      to: ["b@dest.test", "Bob <B@DEST.test>", "c@dest.test"],
+      subject: "",
+    });
+    expect(send.to.map((r) => r.address)).toEqual(["b@dest.test", "c@dest.test"]);
+  });
+});
+
+describe("composeMessage", () => {
+  it("writes From, To, Subject, Date and the given Message-ID with CRLF line endings", async () => {
+    const message = await compose({ to: ["bob@dest.test", "Carla <carla@other.test>"] });
+    const headers = headerBlock(message);
+    expect(headers).toContain("From: Ana <ana@example.test>\r\n");
+    expect(headers).toContain("To: bob@dest.test, Carla <carla@other.test>\r\n");
+    expect(headers).toContain("Subject: Hello\r\n");
+    expect(headers).toContain("Message-ID: <m1@example.test>\r\n");
+    expect(headers).toContain("Date: Wed, 04 Mar 2026 05:06:07 +0000");
+    expect(message.replace(/\r\n/g, "")).not.toMatch(/[\r\n]/);
+  });
+
+  it("gives a single text/plain part for text only", async () => {
+    const parsed = await simpleParser(await compose({ text: "só texto\nlinha 2" }));
+    expect(parsed.headers.get("content-type")).toMatchObject({ value: "text/plain" });
+    // The single part ends with the line break that closes its last line.
+    expect(parsed.text).toBe("só texto\nlinha 2\n");
+    expect(parsed.html).toBe(false);
+  });
+
+  it("gives a single text/html part for html only", async () => {
+    const parsed = await simpleParser(await compose({ html: "<p>olá</p>" }));
+    expect(parsed.headers.get("content-type")).toMatchObject({ value: "text/html" });
+    expect(parsed.html).toBe("<p>olá</p>\n");
+  });
+
+  it("gives multipart/alternative for html and text", async () => {
+    const parsed = await simpleParser(await compose({ text: "plain ü", html: "<b>rich ü</b>" }));
+    expect(parsed.headers.get("content-type")).toMatchObject({ value: "multipart/alternative" });
+    expect(parsed.text).toBe("plain ü");
+    expect(parsed.html).toBe("<b>rich ü</b>");
+  });
+
+  it("gives an empty text/plain body when neither is given", async () => {
+    const message = await compose();
+    const parsed = await simpleParser(message);
+    expect(parsed.headers.get("content-type")).toMatchObject({ value: "text/plain" });
+    expect(message.slice(message.indexOf("\r\n\r\n") + 4)).toBe("");
+  });
+
+  it("encodes a UTF-8 subject and display name so that they decode back", async () => {
+    const subject = "Relatório — ação ✓ 日本語 with a long tail to force folding of encoded words";
+    const message = await compose({ from: "José Ñandú <j@example.test>", subject });
+    expect(headerBlock(message)).toMatch(/^[\x20-\x7e\r\n\t]*$/);
+    const parsed = await simpleParser(message);
+    expect(parsed.subject).toBe(subject);
+    expect(parsed.from?.value).toEqual([{ name: "José Ñandú", address: "j@example.test" }]);
+  });
+
+  it("cannot be made to inject a header through the subject", async () => {
+    const message = await compose({ subject: "hi\r\nBcc: evil@attacker.test" });
+    expect(headerBlock(message)).not.toMatch(/^Bcc:/im);
+  });
+});

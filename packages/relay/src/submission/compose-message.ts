@@ -1,0 +1,77 @@
+import MailComposer from "nodemailer/lib/mail-composer/index.js";
+import { type Mailbox, parseMailbox } from "./mailbox.js";
+import { BadFromError, BadRecipientError } from "./submission-errors.js";
+
+/** The fields of `POST /send` as they arrive (already shape-checked by the route schema). */
+export interface SendFields {
+  readonly from: string;
+  readonly to: readonly string[];
+  readonly subject: string;
+  readonly html?: string;
+  readonly text?: string;
+}
+
+/** `/send` fields once validated: parsed sender and recipients (duplicates removed). */
+export interface ValidatedSend {
+  readonly from: Mailbox;
+  readonly to: readonly Mailbox[];
+  readonly subject: string;
+  readonly html?: string;
+  readonly text?: string;
+}
+
+/** Checks the sender and recipients of `/send`; throws `bad_from` / `bad_recipient`. */
+export function validateSendFields(fields: SendFields): ValidatedSend {
+  const from = parseMailbox(fields.from);
+  if (!from) throw BadFromError();
+  const to = uniqueRecipients(fields.to);
+  return { ...fields, from, to };
+}
+
+/**
+ * Parses recipients (`Name <a@domain>` or `a@domain`) and drops repeats of the same address,
+ * so that one recipient gets one delivery and counts once against the quota.
+ */
+export function uniqueRecipients(values: readonly string[]): Mailbox[] {
+  const seen = new Set<string>();
+  const recipients: Mailbox[] = [];
+  for (const value of values) {
+    const mailbox = parseMailbox(value);
+    if (!mailbox) throw BadRecipientError(`invalid recipient address: ${JSON.stringify(value)}`);
+    const key = mailbox.address.toLowerCase();
+    if (seen.has(key)) continue;
+    seen.add(key);
+    recipients.push(mailbox);
+  }
+  return recipients;
+}
+
+/**
+ * Builds the RFC 5322 message for `/send` (CRLF line endings, UTF-8 encoded where needed):
+ * html and text → multipart/alternative; one of them → a single part of that type;
+ * neither → an empty text/plain body.
+ */
+export async function composeMessage(
+  send: ValidatedSend,
+  identity: { readonly messageId: string; readonly date: Date },
+): Promise<Buffer> {
+  const hasBody = send.html !== undefined || send.text !== undefined;
+  const composer = new MailComposer({
+    from: toAddress(send.from),
+    to: send.to.map(toAddress),
+    subject: send.subject,
+    ...(send.text !== undefined && { text: send.text }),
+    ...(send.html !== undefined && { html: send.html }),
+    ...(!hasBody && { text: "" }),
+    messageId: identity.messageId,
+    date: identity.date,
+    // The content is data, never a path or URL to fetch.
+    disableFileAccess: true,
+    disableUrlAccess: true,
+  });
+  return composer.compile().build();
+}
+
+function toAddress(mailbox: Mailbox): { name: string; address: string } {
+  return { name: mailbox.name ?? "", address: mailbox.address };
+}

@@ -1,0 +1,137 @@
+import { describe, expect, it } from "vitest";
+import { parseHeaderBlock, prepareRawMessage } from "./raw-message.js";
+
+const context = {
+  envelopeDomain: "example.test",
+  newMessageId: () => "<generated@example.test>",
+  now: new Date("2026-03-04T05:06:07Z"),
+};
+
+const attachment = Buffer.from(Array.from({ length: 300 }, (_, i) => i % 256))
+  .toString("base64")
+  .replace(/.{76}/g, "$&\r\n");
+
+const complete = [
+  "From: Ana <ana@example.test>",
+  "To: bob@dest.test",
+  "Subject: Report",
+  "Date: Tue, 03 Mar 2026 10:00:00 +0000",
+  "Message-ID: <client-id@example.test>",
+  "X-Custom:   keep   this   spacing",
+  "X-Folded: first",
+  "\tsecond",
+  "MIME-Version: 1.0",
+  'Content-Type: multipart/mixed; boundary="b1"',
+  "",
+  "--b1",
+  "Content-Type: text/plain",
+  "",
+  "hello",
+  "--b1",
+  "Content-Type: application/octet-stream",
+  "Content-Transfer-Encoding: base64",
+  "",
+  attachment,
+  "--b1--",
+  "",
+].join("\r\n");
+
+describe("prepareRawMessage", () => {
+  it("keeps a complete CRLF message byte for byte and its Message-ID as the key", () => {
+    const prepared = prepareRawMessage(complete, context);
+    expect(prepared.message.toString("utf8")).toBe(complete);
+    expect(prepared.messageId).toBe("<client-id@example.test>");
+    expect(prepared.subjectLength).toBe("Report".length);
+    expect(prepared.bodyBytes).toBe(complete.length - complete.indexOf("\r\n\r\n") - 4);
+  });
+
+  it("prepends Date and Message-ID when they are missing", () => {
+    const raw = "From: ana@example.test\r\nSubject: x\r\n\r\nbody\r\n";
+    const prepared = prepareRawMessage(raw, context);
+    expect(prepared.messageId).toBe("<generated@example.test>");
+    expect(prepared.message.toString("utf8")).toBe(
+      `Date: Wed, 04 Mar 2026 05:06:07 +0000\r\nMessage-ID: <generated@example.test>\r\n${raw}`,
+    );
+  });
+
+  it("normalises bare LF and bare CR line endings to CRLF", () => {
+    const raw =
+      "From: ana@example.test\nDate: Tue, 03 Mar 2026 10:00:00 +0000\rMessage-ID: <a@b.test>\r\n\nline1\rline2\nline3\r\n";
+    const prepared = prepareRawMessage(raw, context);
+    expect(prepared.message.toString("utf8")).toBe(
+      "From: ana@example.test\r\nDate: Tue, 03 Mar 2026 10:00:00 +0000\r\nMessage-ID: <a@b.test>\r\n\r\nline1\r\nline2\r\nline3\r\n",
+    );
+  });
+
+  it("refuses an empty or blank raw with empty_raw", () => {
+    for (const raw of ["", " \r\n "]) {
+      expect(() => prepareRawMessage(raw, context)).toThrow(
+        expect.objectContaining({ code: "empty_raw", status: 400 }),
+      );
+    }
+  });
+
+  it.each(["From", "to", "SUBJECT", "Date", "Message-Id"])(
+    "refuses a repeated %s header with repeated_header",
+    (name) => {
+      const raw = complete.replace("X-Custom:", `${name}: again@example.test\r\nX-Custom:`);
+      expect(() => prepareRawMessage(raw, context)).toThrow(
+        expect.objectContaining({ code: "repeated_header", status: 400 }),
+      );
+    },
+  );
+
+  it("allows other headers to repeat", () => {
+    const raw = `Received: one\r\nReceived: two\r\n${complete}`;
+    expect(prepareRawMessage(raw, context).message.toString("utf8")).toBe(raw);
+  });
+
+  it.each([
+    ["another domain", "From: ana@other.test"],
+    ["a subdomain", "From: ana@mail.example.test"],
+    ["one of two addresses elsewhere", "From: ana@example.test, eve@other.test"],
+    ["no address", "From: undisclosed"],
+  ])("refuses a From header on %s with from_mismatch", (_, from) => {
+    const raw = complete.replace("From: Ana <ana@example.test>", from);
+    expect(() => prepareRawMessage(raw, context)).toThrow(
+      expect.objectContaining({ code: "from_mismatch", status: 400 }),
+    );
+  });
+
+  it("refuses a message without a From header with from_mismatch", () => {
+    expect(() => prepareRawMessage("Subject: x\r\n\r\nbody", context)).toThrow(
+      expect.objectContaining({ code: "from_mismatch" }),
+    );
+  });
+
+  it("compares the From domain without regard to case and reads folded From headers", () => {
+    const raw = complete.replace(
+      "From: Ana <ana@example.test>",
+      'From: "Ana"\r\n <ana@EXAMPLE.Test>',
+    );
+    expect(prepareRawMessage(raw, context).messageId).toBe("<client-id@example.test>");
+  });
+
+  it("refuses a header line that is not Name: value", () => {
+    const raw = complete.replace("X-Custom:", "not a header\r\nX-Custom:");
+    expect(() => prepareRawMessage(raw, context)).toThrow(
+      expect.objectContaining({ code: "bad_message", status: 400 }),
+    );
+  });
+
+  it("refuses a Message-ID without angle brackets", () => {
+    const raw = complete.replace("<client-id@example.test>", "client-id@example.test");
+    expect(() => prepareRawMessage(raw, context)).toThrow(
+      expect.objectContaining({ code: "bad_message" }),
+    );
+  });
+});
+
+describe("parseHeaderBlock", () => {
+  it("unfolds continuation lines and keeps names as written", () => {
+    expect(parseHeaderBlock("Subject: a\r\n b\r\n\tc\r\nX-Y:z")).toEqual([
+      { name: "Subject", value: "a b\tc" },
+      { name: "X-Y", value: "z" },
+    ]);
+  });
+});

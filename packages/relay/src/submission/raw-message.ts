@@ -1,0 +1,139 @@
+import addressparser from "nodemailer/lib/addressparser/index.js";
+import {
+  BadMessageError,
+  EmptyRawError,
+  FromMismatchError,
+  RepeatedHeaderError,
+} from "./submission-errors.js";
+
+/** Headers that may appear at most once in a submitted message (decisions → Sending). */
+export const SINGLE_INSTANCE_HEADERS = ["from", "to", "subject", "date", "message-id"] as const;
+
+const CRLF = "\r\n";
+// ftext of RFC 5322: printable US-ASCII except the colon.
+const FIELD_NAME = /^[\x21-\x39\x3b-\x7e]+$/;
+const MSG_ID = /<[^<>\s]+>/;
+
+/** One header field: its name as written and its unfolded, trimmed value. */
+export interface HeaderField {
+  readonly name: string;
+  readonly value: string;
+}
+
+/** A raw message ready to sign: CRLF throughout, `Date` and `Message-ID` guaranteed. */
+export interface PreparedRawMessage {
+  readonly message: Buffer;
+  /** The `Message-ID` (angle-bracketed): the client's own when it gave one. */
+  readonly messageId: string;
+  readonly subjectLength: number;
+  readonly bodyBytes: number;
+}
+
+export interface RawMessageContext {
+  /** Domain of the envelope sender: every `From` address must be on it. */
+  readonly envelopeDomain: string;
+  /** Makes a Message-ID for a message that has none. */
+  readonly newMessageId: () => string;
+  readonly now: Date;
+}
+
+/**
+ * Normalises a `/send-raw` message: line endings become CRLF (bare LF and bare CR included),
+ * the header block is checked (no repeated From/To/Subject/Date/Message-ID, `From` on the
+ * envelope domain), and missing `Date` / `Message-ID` headers are prepended. Everything else,
+ * the body, attachments and custom headers, is kept byte for byte.
+ */
+export function prepareRawMessage(raw: string, context: RawMessageContext): PreparedRawMessage {
+  if (raw.trim() === "") throw EmptyRawError();
+  const normalised = raw.replace(/\r\n|\r|\n/g, CRLF);
+  const { headerBlock, body } = splitMessage(normalised);
+  const fields = parseHeaderBlock(headerBlock);
+
+  for (const name of SINGLE_INSTANCE_HEADERS) {
+    if (fields.filter((field) => field.name.toLowerCase() === name).length > 1) {
+      throw RepeatedHeaderError(`the ${canonicalName(name)} header appears more than once`);
+    }
+  }
+  checkFromDomain(fieldValue(fields, "from"), context.envelopeDomain);
+
+  const added: string[] = [];
+  if (fieldValue(fields, "date") === undefined) added.push(`Date: ${formatDate(context.now)}`);
+  let messageId = fieldValue(fields, "message-id");
+  if (messageId === undefined) {
+    messageId = context.newMessageId();
+    added.push(`Message-ID: ${messageId}`);
+  } else {
+    const match = MSG_ID.exec(messageId);
+    if (!match) throw BadMessageError("the Message-ID header is not of the form <id@domain>");
+    messageId = match[0];
+  }
+
+  const prefix = added.map((line) => line + CRLF).join("");
+  return {
+    message: Buffer.from(prefix + normalised, "utf8"),
+    messageId,
+    subjectLength: (fieldValue(fields, "subject") ?? "").length,
+    bodyBytes: Buffer.byteLength(body, "utf8"),
+  };
+}
+
+/** Splits at the first empty line; a message without one is all header. */
+function splitMessage(message: string): { headerBlock: string; body: string } {
+  if (message.startsWith(CRLF)) return { headerBlock: "", body: message.slice(CRLF.length) };
+  const end = message.indexOf(CRLF + CRLF);
+  if (end === -1) {
+    return { headerBlock: message.endsWith(CRLF) ? message.slice(0, -2) : message, body: "" };
+  }
+  return { headerBlock: message.slice(0, end), body: message.slice(end + 4) };
+}
+
+/** Parses a CRLF header block into fields, unfolding continuation lines (RFC 5322 §2.2.3). */
+export function parseHeaderBlock(headerBlock: string): HeaderField[] {
+  if (headerBlock === "") return [];
+  const fields: Array<{ name: string; value: string }> = [];
+  for (const [index, line] of headerBlock.split(CRLF).entries()) {
+    if (line.startsWith(" ") || line.startsWith("\t")) {
+      const current = fields.at(-1);
+      if (!current) throw BadMessageError("the message starts with a continuation line");
+      current.value += line;
+      continue;
+    }
+    const colon = line.indexOf(":");
+    const name = colon > 0 ? line.slice(0, colon).trimEnd() : "";
+    if (!FIELD_NAME.test(name)) {
+      throw BadMessageError(`header line ${index + 1} is not "Name: value"`);
+    }
+    fields.push({ name, value: line.slice(colon + 1) });
+  }
+  return fields.map(({ name, value }) => ({ name, value: value.trim() }));
+}
+
+function fieldValue(fields: readonly HeaderField[], name: string): string | undefined {
+  return fields.find((field) => field.name.toLowerCase() === name)?.value;
+}
+
+function checkFromDomain(from: string | undefined, envelopeDomain: string): void {
+  if (from === undefined) throw FromMismatchError("the message has no From header");
+  const addresses = addressparser(from, { flatten: true });
+  if (addresses.length === 0) throw FromMismatchError("the From header holds no address");
+  for (const { address } of addresses) {
+    const domain = address.slice(address.lastIndexOf("@") + 1).toLowerCase();
+    if (!address.includes("@") || domain !== envelopeDomain.toLowerCase()) {
+      throw FromMismatchError(
+        `the From header address ${JSON.stringify(address)} is not on ${envelopeDomain}`,
+      );
+    }
+  }
+}
+
+function canonicalName(name: string): string {
+  return name === "message-id"
+    ? "Message-ID"
+    : name.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
+}
+
+/** RFC 5322 date-time in UTC: `Thu, 01 Jan 1970 00:00:00 +0000`. */
+export function formatDate(date: Date): string {
+  // NOTE: toUTCString gives the obsolete zone "GMT"; RFC 5322 prefers a numeric offset.
+  return date.toUTCString().replace(/GMT$/, "+0000");
+}
