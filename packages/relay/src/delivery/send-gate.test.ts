@@ -1,0 +1,89 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { describe, expect, it } from "vitest";
+import { createSendGate, type GateTimer } from "./send-gate.js";
+
+/** A timer whose sleeps advance its clock at once. */
+function fakeTimer(): GateTimer & { sleeps: number[] } {
+  let now = 1_000_000;
+  const sleeps: number[] = [];
+  return {
+    sleeps,
+    now: () => now,
+    async sleep(ms) {
+      sleeps.push(ms);
+      now += ms;
+    },
+  };
+}
+
+/** An attempt that records its start time and whether another attempt ran at the same time. */
+function tracker(timer: GateTimer) {
+  const starts: number[] = [];
+  let running = 0;
+  let maxRunning = 0;
+  const attempt = async (workMs: number) => {
+    starts.push(timer.now());
+    running += 1;
+    maxRunning = Math.max(maxRunning, running);
+    await sleep(workMs);
+    running -= 1;
+  };
+  return { starts, attempt, maxRunning: () => maxRunning };
+}
+
+describe("send gate", () => {
+  it("runs one attempt at a time, starts at least the delay apart, in arrival order", async () => {
+    const timer = fakeTimer();
+    const gate = createSendGate(() => 3, timer);
+    const { starts, attempt, maxRunning } = tracker(timer);
+    const order: number[] = [];
+    await Promise.all([1, 2, 3].map((n) => gate.run(() => attempt(5).then(() => order.push(n)))));
+    expect(order).toEqual([1, 2, 3]);
+    expect(maxRunning()).toBe(1);
+    expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(3000);
+    expect(starts[2]! - starts[1]!).toBeGreaterThanOrEqual(3000);
+  });
+
+  it("does not wait when the previous attempt started longer ago than the delay", async () => {
+    const timer = fakeTimer();
+    const gate = createSendGate(() => 1, timer);
+    await gate.run(async () => undefined);
+    await timer.sleep(5000);
+    timer.sleeps.length = 0;
+    await gate.run(async () => undefined);
+    expect(timer.sleeps).toEqual([]);
+  });
+
+  it("keeps the gate going after a failed attempt", async () => {
+    const gate = createSendGate(() => 1, fakeTimer());
+    await expect(gate.run(() => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
+    await expect(gate.run(async () => "next")).resolves.toBe("next");
+  });
+
+  it("runs attempts in parallel when the delay is 0", async () => {
+    const timer = fakeTimer();
+    const gate = createSendGate(() => 0, timer);
+    const { attempt, maxRunning } = tracker(timer);
+    await Promise.all([1, 2, 3].map(() => gate.run(() => attempt(20))));
+    expect(maxRunning()).toBe(3);
+    expect(timer.sleeps).toEqual([]);
+  });
+
+  it("reads the delay at each attempt, so a changed setting applies to the next one", async () => {
+    const timer = fakeTimer();
+    let delay = 2;
+    const gate = createSendGate(() => delay, timer);
+    await gate.run(async () => undefined);
+    delay = 5;
+    await gate.run(async () => undefined);
+    expect(timer.sleeps).toEqual([5000]);
+  });
+
+  it("spaces attempts in real time with a short delay", async () => {
+    const gate = createSendGate(() => 0.2);
+    const starts: number[] = [];
+    await Promise.all([1, 2, 3].map(() => gate.run(async () => void starts.push(Date.now()))));
+    expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(195);
+    expect(starts[2]! - starts[1]!).toBeGreaterThanOrEqual(195);
+  });
+});
