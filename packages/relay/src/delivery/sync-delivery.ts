@@ -1,0 +1,78 @@
+import type { DeliveryAttempt, RecipientJob } from "./delivery-attempt.js";
+import { NO_HOST } from "./delivery-attempt.js";
+import type { DeliveryEvent } from "./delivery-events.js";
+import type { GateTimer } from "./send-gate.js";
+
+/**
+ * Synchronous retry schedule (`sync_retry_delays_secs`): the wait before each attempt, the first
+ * being 0 (right away). Specification: immediate, then +5 s, +10 s, +30 s; so at most 4 attempts.
+ */
+export const DEFAULT_SYNC_RETRY_DELAYS_SECS: readonly number[] = [0, 5, 10, 30];
+
+/** What a finished synchronous delivery reports for one recipient. */
+export interface RecipientOutcome {
+  ok: boolean;
+  /** `entregue via <host>: <smtp reply>`, or the last error (SMTP code first when there is one). */
+  detail: string;
+  /** Attempts made (1…schedule length). */
+  attempts: number;
+}
+
+export interface SyncDeliveryDeps {
+  attempt: DeliveryAttempt;
+  emit: (event: DeliveryEvent) => void;
+  /** Read at each delivery, so configuration reloads apply. */
+  retryDelaysSecs: () => readonly number[];
+  timer: Pick<GateTimer, "sleep">;
+  /** Told after every failed attempt that will be retried (the queue row keeps it). */
+  onRetry?: (job: RecipientJob, attempts: number, error: string) => void;
+}
+
+export type SyncDelivery = (job: RecipientJob) => Promise<RecipientOutcome>;
+
+/** Success text of the wire contract (`detail`). */
+export function deliveredDetail(host: string, response: string): string {
+  return `entregue via ${host}: ${response}`;
+}
+
+/**
+ * Delivers one recipient inside the request: attempts on the synchronous schedule until one
+ * succeeds, a permanent (5xx, null MX, NXDOMAIN) error stops it, or the schedule runs out.
+ * Emits `delivered`, `deferred` (a retry follows) and `failed` (gave up).
+ */
+export function createSyncDelivery(deps: SyncDeliveryDeps): SyncDelivery {
+  return async (job) => {
+    const schedule = deps.retryDelaysSecs();
+    // An empty schedule still means one attempt: a message is never dropped unattempted.
+    const delays = schedule.length > 0 ? schedule : [0];
+    const base = { message_id: job.messageId, rcpt: job.rcpt };
+    let outcome: RecipientOutcome = { ok: false, detail: "", attempts: 0 };
+    for (const [index, delaySecs] of delays.entries()) {
+      const attempt = index + 1;
+      if (delaySecs > 0) await deps.timer.sleep(delaySecs * 1000);
+      const result = await deps.attempt(job, attempt);
+      if (result.ok) {
+        const { host, response, tls } = result.receipt;
+        deps.emit({ event: "delivered", ...base, host, attempt, tls, smtp_response: response });
+        return { ok: true, detail: deliveredDetail(host, response), attempts: attempt };
+      }
+      const { error } = result;
+      outcome = { ok: false, detail: error.message, attempts: attempt };
+      const nextWait = delays[index + 1];
+      if (error.permanent || nextWait === undefined) {
+        deps.emit({ event: "failed", ...base, permanent: error.permanent, error: error.message });
+        break;
+      }
+      deps.emit({
+        event: "deferred",
+        ...base,
+        host: error.host ?? NO_HOST,
+        tls: error.tls,
+        error: error.message,
+        next_wait_s: nextWait,
+      });
+      deps.onRetry?.(job, attempt, error.message);
+    }
+    return outcome;
+  };
+}
