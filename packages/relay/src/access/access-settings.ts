@@ -1,0 +1,83 @@
+import type { ConfigStore } from "../config/config-store.js";
+import type { Limits } from "../config/schema.js";
+import { normalizeDomainName } from "../domains/domain-name.js";
+import { Errors } from "../http/errors.js";
+import { parseAddressRange } from "./address-range.js";
+
+/** The rate-limit settings object of the specification. */
+export interface RateLimitSettings {
+  api_rate_per_min: number;
+  send_delay_secs: number;
+  default_domain_limits: Limits;
+  /** Omitted when no domain has an override. */
+  per_domain?: Record<string, Limits>;
+}
+
+export interface RateLimitChange {
+  api_rate_per_min?: number;
+  send_delay_secs?: number;
+  default_domain_limits?: Limits;
+  /** The listed domains' overrides are replaced; the others are kept. */
+  domains?: Record<string, Limits>;
+}
+
+/** Reads and changes the limits and the allowlist; every change is written to the config file. */
+export interface AccessSettings {
+  rateLimits(): RateLimitSettings;
+  changeRateLimits(change: RateLimitChange): Promise<void>;
+  allowlist(): string[];
+  /** Validates every entry, then replaces the whole list. */
+  replaceAllowlist(entries: readonly string[]): Promise<void>;
+}
+
+export function createAccessSettings(config: ConfigStore): AccessSettings {
+  return {
+    rateLimits() {
+      const current = config.current();
+      const perDomain: Record<string, Limits> = {};
+      for (const [domain, entry] of Object.entries(current.domains)) {
+        if (entry.limits) perDomain[domain] = { ...entry.limits };
+      }
+      return {
+        api_rate_per_min: current.api_rate_per_min,
+        send_delay_secs: current.send_delay_secs,
+        default_domain_limits: { ...current.default_domain_limits },
+        ...(Object.keys(perDomain).length > 0 && { per_domain: perDomain }),
+      };
+    },
+
+    async changeRateLimits(change) {
+      const overrides = Object.entries(change.domains ?? {}).map(([domain, limits]) => {
+        const name = normalizeDomainName(domain);
+        if (!name) throw Errors.badDomain(`"${domain}" is not a valid domain name`);
+        return [name, limits] as const;
+      });
+      await config.update((file) => {
+        if (change.api_rate_per_min !== undefined) file.api_rate_per_min = change.api_rate_per_min;
+        if (change.send_delay_secs !== undefined) file.send_delay_secs = change.send_delay_secs;
+        if (change.default_domain_limits) file.default_domain_limits = change.default_domain_limits;
+        for (const [name, limits] of overrides) {
+          const entry = file.domains?.[name];
+          if (!entry) throw Errors.unknownDomain(`domain ${name} is not configured`);
+          entry.limits = { ...limits };
+        }
+      });
+    },
+
+    allowlist: () => [...config.current().allowlist],
+
+    async replaceAllowlist(entries) {
+      const cleaned = entries.map((entry) => {
+        try {
+          parseAddressRange(entry);
+        } catch {
+          throw Errors.badCidr(`"${entry}" is not an IP address or CIDR block`, { entry });
+        }
+        return entry.trim();
+      });
+      await config.update((file) => {
+        file.allowlist = cleaned;
+      });
+    },
+  };
+}

@@ -1,0 +1,83 @@
+import { createHmac, randomBytes } from "node:crypto";
+import bcrypt from "bcrypt";
+import { BCRYPT_COST, CLIENT_ID_PATTERN } from "../clients/client-secret.js";
+import type { ClientRecord, ClientRepository } from "../state/client-repository.js";
+
+// Verified credentials kept in memory; the oldest is dropped beyond this many.
+const CACHE_LIMIT = 10_000;
+
+/**
+ * Checks a client credential (`cli_<id>`, secret) for every transport: HTTP Basic on the send
+ * endpoints and SMTP AUTH call the same `verify`.
+ */
+export interface ClientAuthenticator {
+  /**
+   * The active client whose secret this is, or `undefined`. An unknown client, a wrong secret
+   * and a disabled client take the same time (a bcrypt comparison each, against a dummy hash
+   * for an unknown id) and give the same answer.
+   */
+  verify(clientId: string, secret: string): Promise<ClientRecord | undefined>;
+  /** Drops every cached verification of `clientId` (rotation, disabling, deletion). */
+  forget(clientId: string): void;
+}
+
+/**
+ * A verified credential is cached under an HMAC of id and secret keyed by a per-process random
+ * key, so the cache never holds a secret or a value that could be checked offline. A cache hit
+ * still reads the client's row (a primary-key lookup), so a disabled, rotated or deleted client
+ * and a changed domain list are seen at the next request even without `forget`.
+ */
+export function createClientAuthenticator(clients: ClientRepository): ClientAuthenticator {
+  const cacheKey = randomBytes(32);
+  const cache = new Map<string, { clientId: string; secretHash: string }>();
+  const keysOf = new Map<string, Set<string>>();
+  // A hash of a random secret with the same cost as real ones: unknown ids take as long.
+  const dummyHash = hashOfRandomSecret();
+
+  const fingerprint = (clientId: string, secret: string) =>
+    createHmac("sha256", cacheKey).update(clientId).update("\0").update(secret).digest("base64");
+
+  const remember = (key: string, client: ClientRecord) => {
+    if (cache.size >= CACHE_LIMIT) {
+      const oldest = cache.keys().next().value;
+      if (oldest !== undefined) drop(oldest);
+    }
+    cache.set(key, { clientId: client.client_id, secretHash: client.secret_hash });
+    const keys = keysOf.get(client.client_id) ?? new Set<string>();
+    keys.add(key);
+    keysOf.set(client.client_id, keys);
+  };
+
+  const drop = (key: string) => {
+    const entry = cache.get(key);
+    if (!entry) return;
+    cache.delete(key);
+    keysOf.get(entry.clientId)?.delete(key);
+  };
+
+  return {
+    async verify(clientId, secret) {
+      const key = fingerprint(clientId, secret);
+      const cached = cache.get(key);
+      if (cached) {
+        const client = clients.find(clientId);
+        if (client?.active && client.secret_hash === cached.secretHash) return client;
+        // Fall through to the full check so a failure costs the same whatever the cache held.
+        drop(key);
+      }
+      const client = CLIENT_ID_PATTERN.test(clientId) ? clients.find(clientId) : undefined;
+      const matches = await bcrypt.compare(secret, client?.secret_hash ?? (await dummyHash));
+      if (!client || !matches || !client.active) return undefined;
+      remember(key, client);
+      return client;
+    },
+    forget(clientId) {
+      for (const key of keysOf.get(clientId) ?? []) cache.delete(key);
+      keysOf.delete(clientId);
+    },
+  };
+}
+
+function hashOfRandomSecret(): Promise<string> {
+  return bcrypt.hash(randomBytes(24).toString("hex"), BCRYPT_COST);
+}

@@ -1,0 +1,79 @@
+/**
+ * `relay [serve] | healthcheck` (and, from the other parts of the relay, `tick` and `check`).
+ * `run` returns the exit code; it never calls `process.exit`, so output is flushed.
+ *
+ * Extension point: add a subcommand to `COMMANDS` as `async (args, env) => exitCode`.
+ */
+import { readFile } from "node:fs/promises";
+import { ConfigError } from "./config/config-error.js";
+import { validateConfigFile } from "./config/config-loader.js";
+import { parseEnv, type RelayEnv } from "./config/env.js";
+import { loopbackFor, parseListenAddress } from "./config/listen-address.js";
+import { DEFAULTS } from "./config/schema.js";
+import { serve } from "./main.js";
+
+// A healthcheck that takes longer than this counts as a failure.
+const HEALTHCHECK_TIMEOUT_MS = 5_000;
+
+type Command = (args: string[], env: RelayEnv) => Promise<number>;
+
+const COMMANDS: Record<string, Command> = {
+  serve: (_args, env) => serve(env),
+  healthcheck: (_args, env) => healthcheck(env),
+};
+
+export async function run(argv: string[]): Promise<number> {
+  const [name = "serve", ...args] = argv;
+  const command = COMMANDS[name];
+  if (!command) {
+    process.stderr.write(
+      `relay: unknown command "${name}" (try: ${Object.keys(COMMANDS).join(", ")})\n`,
+    );
+    return 2;
+  }
+  try {
+    return await command(args, parseEnv(process.env));
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`relay: invalid configuration: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+}
+
+/**
+ * The base URL of the running server on the loopback interface, from the configuration file's
+ * `listen` (the file is only read: a missing file means the default listen address).
+ */
+export async function loopbackBaseUrl(env: RelayEnv): Promise<string> {
+  let listen: string = DEFAULTS.listen;
+  try {
+    const file = validateConfigFile(
+      JSON.parse(await readFile(env.configPath, "utf8")),
+      env.configPath,
+    );
+    listen = file.listen ?? listen;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
+      if (error instanceof ConfigError) throw error;
+      throw new ConfigError(env.configPath, (error as Error).message);
+    }
+  }
+  const address = parseListenAddress(listen);
+  const host = loopbackFor(address);
+  return `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`;
+}
+
+/** GET /health on the loopback port; exit 0 on 200 (printing nothing), 1 otherwise. */
+async function healthcheck(env: RelayEnv): Promise<number> {
+  const url = `${await loopbackBaseUrl(env)}/health`;
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(HEALTHCHECK_TIMEOUT_MS) });
+    if (response.status === 200) return 0;
+    process.stderr.write(`relay healthcheck: ${url} answered ${response.status}\n`);
+  } catch (error) {
+    process.stderr.write(`relay healthcheck: ${url} failed: ${(error as Error).message}\n`);
+  }
+  return 1;
+}

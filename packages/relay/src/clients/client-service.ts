@@ -1,0 +1,123 @@
+import type { ClientAuthenticator } from "../access/client-authenticator.js";
+import type { Clock } from "../clock.js";
+import type { ConfigStore } from "../config/config-store.js";
+import { normalizeDomainName } from "../domains/domain-name.js";
+import { Errors } from "../http/errors.js";
+import type { ClientRecord, ClientRepository } from "../state/client-repository.js";
+import { hashSecret, newClientId, newSecret, SECRET_NOTICE } from "./client-secret.js";
+
+/** A client as the API shows it: never the secret or its hash. */
+export interface ClientView {
+  client_id: string;
+  name: string;
+  domains: string[];
+  active: boolean;
+  created_at: string;
+}
+
+export interface IssuedSecret {
+  client_id: string;
+  secret: string;
+  aviso: string;
+}
+
+export interface ClientService {
+  create(input: { name: string; domains: readonly string[] }): Promise<ClientView & IssuedSecret>;
+  list(): ClientView[];
+  get(clientId: string): ClientView;
+  rotate(clientId: string): Promise<IssuedSecret>;
+  replaceDomains(clientId: string, domains: readonly string[]): ClientView;
+  setActive(clientId: string, active: boolean): ClientView;
+  remove(clientId: string): void;
+}
+
+export interface ClientServiceDeps {
+  clients: ClientRepository;
+  authenticator: ClientAuthenticator;
+  config: ConfigStore;
+  clock: Clock;
+}
+
+export function createClientService(deps: ClientServiceDeps): ClientService {
+  const { clients, authenticator } = deps;
+
+  const view = (client: ClientRecord): ClientView => ({
+    client_id: client.client_id,
+    name: client.name,
+    domains: [...client.domains],
+    active: client.active,
+    created_at: client.created_at,
+  });
+
+  const existing = (clientId: string): ClientRecord => {
+    const client = clients.find(clientId);
+    if (!client) throw Errors.notFound(`client ${clientId} does not exist`);
+    return client;
+  };
+
+  /** Lower-cased, deduplicated, each configured on the instance. */
+  const checkedDomains = (domains: readonly string[]): string[] => {
+    const configured = deps.config.current().domains;
+    const result = new Set<string>();
+    for (const domain of domains) {
+      const name = normalizeDomainName(domain);
+      if (!name || !configured[name]) {
+        throw Errors.unknownDomain(`domain "${domain}" is not configured on this relay`);
+      }
+      result.add(name);
+    }
+    return [...result];
+  };
+
+  return {
+    async create(input) {
+      const name = input.name.trim();
+      if (!name) throw Errors.badRequest("name must not be empty");
+      const domains = checkedDomains(input.domains);
+      const secret = newSecret();
+      const client: ClientRecord = {
+        client_id: newClientId(),
+        name,
+        domains,
+        active: true,
+        secret_hash: await hashSecret(secret),
+        created_at: new Date(deps.clock.now()).toISOString(),
+      };
+      clients.insert(client);
+      return { ...view(client), secret, aviso: SECRET_NOTICE };
+    },
+
+    list: () => clients.list().map(view),
+
+    get: (clientId) => view(existing(clientId)),
+
+    async rotate(clientId) {
+      existing(clientId);
+      const secret = newSecret();
+      const hash = await hashSecret(secret);
+      if (!clients.setSecretHash(clientId, hash))
+        throw Errors.notFound(`client ${clientId} does not exist`);
+      authenticator.forget(clientId);
+      return { client_id: clientId, secret, aviso: SECRET_NOTICE };
+    },
+
+    replaceDomains(clientId, domains) {
+      existing(clientId);
+      clients.setDomains(clientId, checkedDomains(domains));
+      authenticator.forget(clientId);
+      return view(existing(clientId));
+    },
+
+    setActive(clientId, active) {
+      existing(clientId);
+      clients.setActive(clientId, active);
+      authenticator.forget(clientId);
+      return view(existing(clientId));
+    },
+
+    remove(clientId) {
+      if (!clients.delete(clientId)) throw Errors.notFound(`client ${clientId} does not exist`);
+      authenticator.forget(clientId);
+    },
+  };
+}

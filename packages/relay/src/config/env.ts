@@ -1,0 +1,59 @@
+import { dirname, resolve } from "node:path";
+import { type LogFilter, parseLogFilter } from "@rd/common";
+import { parseDnsServer } from "../dns/dns-resolver.js";
+import { ConfigError } from "./config-error.js";
+
+/** What the relay takes from its environment, parsed once at boot. */
+export interface RelayEnv {
+  /** Absolute path of the configuration file (`RELAY_CONFIG`, default `relay.json`). */
+  readonly configPath: string;
+  readonly configDir: string;
+  /** `RELAY_AUTH_TOKEN`; undefined when unset or empty (the instance is then open). */
+  readonly authToken: string | undefined;
+  /** Directory of the state database (`RELAY_DB`, default `<config dir>/state`). */
+  readonly dbDir: string;
+  /** `RELAY_REDIS` is present: asynchronous mode. Only its presence matters. */
+  readonly asyncMode: boolean;
+  /** `RELAY_LEDGER_FILE`, absolute; overrides the file's `ledger_file`. */
+  readonly ledgerFile: string | undefined;
+  /** `RELAY_DNS` checked by `parseDnsServer`; undefined = system resolver. */
+  readonly dnsServer: string | undefined;
+  /** `RUST_LOG`, default `info`. */
+  readonly logFilter: LogFilter;
+}
+
+/**
+ * Reads the relay's environment variables. `cwd` anchors relative paths.
+ * Throws `ConfigError` naming the variable when a value is unusable.
+ */
+export function parseEnv(
+  vars: Readonly<Record<string, string | undefined>>,
+  cwd: string = process.cwd(),
+): RelayEnv {
+  const configPath = resolve(cwd, vars.RELAY_CONFIG || "relay.json");
+  const configDir = dirname(configPath);
+  let dnsServer: string | undefined;
+  if (vars.RELAY_DNS) {
+    try {
+      dnsServer = parseDnsServer(vars.RELAY_DNS);
+    } catch (error) {
+      throw new ConfigError("RELAY_DNS", (error as Error).message);
+    }
+  }
+  let logFilter: LogFilter;
+  try {
+    logFilter = parseLogFilter(vars.RUST_LOG);
+  } catch (error) {
+    throw new ConfigError("RUST_LOG", (error as Error).message);
+  }
+  return Object.freeze({
+    configPath,
+    configDir,
+    authToken: vars.RELAY_AUTH_TOKEN ? vars.RELAY_AUTH_TOKEN : undefined,
+    dbDir: resolve(cwd, vars.RELAY_DB || resolve(configDir, "state")),
+    asyncMode: vars.RELAY_REDIS !== undefined,
+    ledgerFile: vars.RELAY_LEDGER_FILE ? resolve(cwd, vars.RELAY_LEDGER_FILE) : undefined,
+    dnsServer,
+    logFilter,
+  });
+}

@@ -1,0 +1,132 @@
+/**
+ * `buildApp(deps)`: the relay's HTTP application, without listening (tests call `inject`).
+ *
+ * Extension points (for the send, queue and check routes):
+ * - A route module is a function `(app: RelayApp, deps: RouteDeps) => void` in
+ *   `routes/<resource>.ts` holding schemas and calls into a service, no logic. Add it to
+ *   `ROUTE_MODULES` below.
+ * - The services it needs come through `AppDeps`: add a field there and pass the service from
+ *   `main.ts` (`createRelay`), where every adapter and service is built.
+ * - Route options `config.auth` choose the credential (`none`, `admin` by default, `client`,
+ *   `client-or-open`; see `request-guard.ts`); a `client` route finds `request.client` set.
+ *   Set `bodyLimit` per route for the large bodies (the default is `ADMIN_BODY_LIMIT`).
+ * - Throw errors from `errors.ts`; the error handler writes `{error, message, ...details}`.
+ */
+
+import { type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from "@fastify/type-provider-typebox";
+import type { Logger, Logging } from "@rd/common";
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type RawReplyDefaultExpression,
+  type RawRequestDefaultExpression,
+  type RawServerDefault,
+} from "fastify";
+import type { AccessSettings } from "../access/access-settings.js";
+import type { ApiThrottle } from "../access/api-throttle.js";
+import type { ClientAuthenticator } from "../access/client-authenticator.js";
+import type { ClientService } from "../clients/client-service.js";
+import type { Clock } from "../clock.js";
+import type { ConfigStore } from "../config/config-store.js";
+import type { RelayEnv } from "../config/env.js";
+import type { DomainService } from "../domains/domain-service.js";
+import type { Ledger } from "../ledger/ledger.js";
+import { createErrorHandler } from "./error-handler.js";
+import { Errors } from "./errors.js";
+import { OpenApiCollector } from "./openapi.js";
+import { createRequestGuard } from "./request-guard.js";
+import { allowlistRoutes } from "./routes/allowlist.js";
+import { clientRoutes } from "./routes/clients.js";
+import { domainRoutes } from "./routes/domains.js";
+import { healthRoutes } from "./routes/health.js";
+import { openApiRoutes } from "./routes/openapi.js";
+import { rateLimitRoutes } from "./routes/ratelimit.js";
+
+// Management bodies are small; the send routes raise their own limit per route.
+export const ADMIN_BODY_LIMIT = 64 * 1024;
+
+/** Everything the HTTP layer needs, built by `main.ts`. */
+export interface AppDeps {
+  env: RelayEnv;
+  config: ConfigStore;
+  clock: Clock;
+  logging: Logging;
+  ledger: Ledger;
+  throttle: ApiThrottle;
+  authenticator: ClientAuthenticator;
+  clients: ClientService;
+  domains: DomainService;
+  access: AccessSettings;
+}
+
+/** What a route module receives: the app's deps plus the OpenAPI collector. */
+export interface RouteDeps extends AppDeps {
+  openApi: OpenApiCollector;
+}
+
+export type RelayApp = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+/** The route modules, in registration order. */
+const ROUTE_MODULES: ReadonlyArray<(app: RelayApp, deps: RouteDeps) => void> = [
+  healthRoutes,
+  openApiRoutes,
+  domainRoutes,
+  clientRoutes,
+  rateLimitRoutes,
+  allowlistRoutes,
+];
+
+export async function buildApp(deps: AppDeps): Promise<RelayApp> {
+  const logger = deps.logging.forTarget("relay::http");
+  const app = Fastify({
+    logger: false,
+    bodyLimit: ADMIN_BODY_LIMIT,
+    // Client addresses come from the request guard's own trusted-proxy rule, not Fastify's.
+    trustProxy: false,
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as RelayApp;
+
+  // TypeBox checks bodies exactly as declared (no coercion, unknown fields refused when the
+  // schema says so); path and query strings are converted to the declared types.
+  app.setValidatorCompiler(TypeBoxValidatorCompiler);
+  app.setErrorHandler(createErrorHandler(logger));
+  app.setNotFoundHandler(async (request) => {
+    throw Errors.notFound(`no route ${request.method} ${request.url.split("?")[0]}`);
+  });
+
+  const guard = createRequestGuard({
+    config: deps.config,
+    throttle: deps.throttle,
+    authenticator: deps.authenticator,
+    authToken: deps.env.authToken,
+  });
+  app.addHook("onRequest", guard);
+  app.addHook("onResponse", async (request, reply) => accessLog(logger, request, reply));
+
+  const openApi = new OpenApiCollector();
+  app.addHook("onRoute", openApi.collect);
+  const routeDeps: RouteDeps = { ...deps, openApi };
+  for (const register of ROUTE_MODULES) register(app, routeDeps);
+  await app.ready();
+  return app;
+}
+
+function accessLog(
+  logger: Logger,
+  request: { method: string; url: string; socket: { remoteAddress?: string } },
+  reply: { statusCode: number; elapsedTime: number },
+): void {
+  logger.info("request", {
+    method: request.method,
+    path: request.url.split("?")[0],
+    status: reply.statusCode,
+    ms: Math.round(reply.elapsedTime * 10) / 10,
+    peer: request.socket.remoteAddress,
+  });
+}

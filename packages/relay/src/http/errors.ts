@@ -1,0 +1,50 @@
+import { type AppError, defineError } from "@rd/common";
+
+/**
+ * The relay's error catalog: every error a client can see, with its stable code (decisions.md)
+ * and HTTP status. Services throw these; `error-handler.ts` turns them into
+ * `{error: <code>, message?: <text>, ...details}`. Add new kinds here, never ad hoc.
+ */
+export const Errors = {
+  badRequest: defineError("bad_request", 400, "the request is not valid"),
+  badDomain: defineError("bad_domain", 400, "the domain name is missing or not valid"),
+  badCidr: defineError("bad_cidr", 400, "an entry is not an IP address or CIDR block"),
+  unknownDomain: defineError("unknown_domain", 400, "the domain is not configured"),
+  noDkimKit: defineError("no_dkim_kit", 400, "the sender domain has no DKIM key"),
+  fromMismatch: defineError(
+    "from_mismatch",
+    400,
+    "the From header domain differs from the envelope",
+  ),
+  repeatedHeader: defineError("repeated_header", 400, "a signed header is repeated"),
+  unauthorized: defineError("unauthorized", 401, "missing or wrong credentials"),
+  forbidden: defineError("forbidden", 403, "this address may not call the relay"),
+  domainPending: defineError("domain_pending", 403, "the sender domain is not active yet"),
+  domainNotAllowed: defineError(
+    "domain_not_allowed",
+    403,
+    "the client may not send for this domain",
+  ),
+  notFound: defineError("not_found", 404, "not found"),
+  exists: defineError("exists", 409, "it already exists"),
+  payloadTooLarge: defineError("payload_too_large", 413, "the request body is too large"),
+  unsupportedMediaType: defineError("unsupported_media_type", 415, "the body must be JSON"),
+  rateLimited: defineError("rate_limited", 429, "too many requests; retry later"),
+  quotaExceeded: defineError("quota_exceeded", 429, "the sender domain's quota is used up"),
+  persistFailed: defineError("persist_failed", 500, "the change could not be saved"),
+  internal: defineError("internal", 500, "internal error"),
+  unavailable: defineError("unavailable", 503, "the service is not available"),
+} as const;
+
+const extraHeaders = new WeakMap<AppError, Readonly<Record<string, string>>>();
+
+/** Attaches response headers to an error (`Retry-After`, `WWW-Authenticate`); returns it. */
+export function withHeaders<E extends AppError>(error: E, headers: Record<string, string>): E {
+  extraHeaders.set(error, { ...extraHeaders.get(error), ...headers });
+  return error;
+}
+
+/** The headers attached by `withHeaders`. */
+export function headersOf(error: AppError): Readonly<Record<string, string>> {
+  return extraHeaders.get(error) ?? {};
+}

@@ -1,0 +1,117 @@
+import { safeEqual } from "@rd/common";
+import type { FastifyRequest } from "fastify";
+import { type AddressRange, inAnyRange, parseAddressRange } from "../access/address-range.js";
+import type { ApiThrottle } from "../access/api-throttle.js";
+import { clientAddress } from "../access/client-address.js";
+import type { ClientAuthenticator } from "../access/client-authenticator.js";
+import type { ConfigStore } from "../config/config-store.js";
+import type { ClientRecord } from "../state/client-repository.js";
+import { Errors, withHeaders } from "./errors.js";
+
+/**
+ * Who may call a route:
+ * - `none`: anyone past the allowlist and throttle (`/health`, `/openapi.json`);
+ * - `admin`: `X-Auth-Token` (open when `RELAY_AUTH_TOKEN` is unset or empty);
+ * - `client`: HTTP Basic `cli_<id>:<secret>`; `request.client` is set;
+ * - `client-or-open`: as `client`, but an open instance also takes a request without any
+ *   credential (`request.client` then stays undefined): `POST /send` of the open test instance.
+ */
+export type RouteAuth = "none" | "admin" | "client" | "client-or-open";
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** Default `admin`: a route must opt out of credentials explicitly. */
+    auth?: RouteAuth;
+    /** Error code of a schema validation failure on this route (default `bad_request`). */
+    validationErrorCode?: "bad_domain";
+  }
+  interface FastifyRequest {
+    /** The authenticated client on `client` routes. */
+    client?: ClientRecord;
+  }
+}
+
+export interface RequestGuardDeps {
+  config: ConfigStore;
+  throttle: ApiThrottle;
+  authenticator: ClientAuthenticator;
+  /** `RELAY_AUTH_TOKEN`; undefined = open instance. */
+  authToken: string | undefined;
+}
+
+export const BASIC_CHALLENGE = 'Basic realm="relay"';
+
+/**
+ * The security edge, run first on every request (an `onRequest` hook, so before the body is
+ * even read): allowlist, then per-IP throttle, then credentials (decisions, "HTTP rules").
+ */
+export function createRequestGuard(deps: RequestGuardDeps) {
+  const rangesCache = new WeakMap<readonly string[], AddressRange[]>();
+  // The lists are frozen snapshots of the configuration: parse each list once.
+  const ranges = (entries: readonly string[]) => {
+    let parsed = rangesCache.get(entries);
+    if (!parsed) {
+      parsed = entries.map(parseAddressRange);
+      rangesCache.set(entries, parsed);
+    }
+    return parsed;
+  };
+
+  const unauthorizedClient = () =>
+    withHeaders(Errors.unauthorized(), { "WWW-Authenticate": BASIC_CHALLENGE });
+
+  const authenticateClient = async (request: FastifyRequest, allowOpen: boolean) => {
+    const header = request.headers.authorization;
+    if (header === undefined && allowOpen && deps.authToken === undefined) return;
+    const credential = parseBasicCredential(header);
+    if (!credential) throw unauthorizedClient();
+    const client = await deps.authenticator.verify(credential.id, credential.secret);
+    if (!client) throw unauthorizedClient();
+    request.client = client;
+  };
+
+  return async function guard(request: FastifyRequest): Promise<void> {
+    const config = deps.config.current();
+    const address = clientAddress(
+      request.socket.remoteAddress ?? "",
+      request.headers["x-forwarded-for"],
+      ranges(config.trusted_proxies),
+    );
+    if (
+      config.allowlist.length > 0 &&
+      (!address || !inAnyRange(ranges(config.allowlist), address))
+    ) {
+      throw Errors.forbidden();
+    }
+    if (address) {
+      const verdict = deps.throttle.check(address);
+      if (!verdict.allowed) {
+        throw withHeaders(Errors.rateLimited(), { "Retry-After": String(verdict.retryAfterSecs) });
+      }
+    }
+    // An unknown path is a 404 whoever asks.
+    if (request.is404) return;
+    const auth = request.routeOptions.config.auth ?? "admin";
+    if (auth === "admin") {
+      if (deps.authToken === undefined) return;
+      const token = request.headers["x-auth-token"];
+      if (typeof token !== "string" || !safeEqual(token, deps.authToken)) {
+        throw Errors.unauthorized();
+      }
+    } else if (auth === "client" || auth === "client-or-open") {
+      await authenticateClient(request, auth === "client-or-open");
+    }
+  };
+}
+
+/** `Authorization: Basic base64(cli_<id>:<secret>)` → its parts, or undefined when malformed. */
+export function parseBasicCredential(
+  header: string | undefined,
+): { id: string; secret: string } | undefined {
+  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? "");
+  if (!match?.[1]) return undefined;
+  const decoded = Buffer.from(match[1], "base64").toString("utf8");
+  const colon = decoded.indexOf(":");
+  if (colon <= 0) return undefined;
+  return { id: decoded.slice(0, colon), secret: decoded.slice(colon + 1) };
+}

@@ -1,0 +1,34 @@
+import { Type } from "@sinclair/typebox";
+import type { RelayApp, RouteDeps } from "../app.js";
+import { OkBody, responses } from "../schemas.js";
+
+export function allowlistRoutes(app: RelayApp, { access }: RouteDeps): void {
+  app.get(
+    "/allowlist",
+    {
+      schema: {
+        summary: "Read the IP allowlist (empty = every address may call)",
+        response: responses({ 200: Type.Object({ allowlist: Type.Array(Type.String()) }) }, [401]),
+      },
+    },
+    async () => ({ allowlist: access.allowlist() }),
+  );
+
+  app.put(
+    "/allowlist",
+    {
+      schema: {
+        summary: "Replace the IP allowlist (addresses and CIDR blocks, IPv4 or IPv6)",
+        body: Type.Object(
+          { allowlist: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 1000 }) },
+          { additionalProperties: false },
+        ),
+        response: responses({ 200: OkBody }, [400, 401, 500]),
+      },
+    },
+    async (request) => {
+      await access.replaceAllowlist(request.body.allowlist);
+      return { ok: true as const };
+    },
+  );
+}

@@ -1,0 +1,113 @@
+import { Type } from "@sinclair/typebox";
+import type { RelayApp, RouteDeps } from "../app.js";
+import { OkBody, responses } from "../schemas.js";
+
+const Client = Type.Object({
+  client_id: Type.String({ pattern: "^cli_[0-9a-f]{16}$" }),
+  name: Type.String(),
+  domains: Type.Array(Type.String()),
+  active: Type.Boolean(),
+  created_at: Type.String({ format: "date-time" }),
+});
+
+const Issued = {
+  client_id: Type.String(),
+  secret: Type.String({ description: "48 hex characters; shown only here" }),
+  aviso: Type.String(),
+};
+
+const Params = Type.Object({ client_id: Type.String() });
+const DomainList = Type.Array(Type.String(), { maxItems: 1000 });
+
+export function clientRoutes(app: RelayApp, { clients }: RouteDeps): void {
+  app.post(
+    "/clients",
+    {
+      schema: {
+        summary: "Create a client; the secret is returned only in this answer",
+        body: Type.Object(
+          { name: Type.String({ maxLength: 200 }), domains: DomainList },
+          { additionalProperties: false },
+        ),
+        response: responses({ 201: Type.Composite([Client, Type.Object(Issued)]) }, [400, 401]),
+      },
+    },
+    async (request, reply) => reply.code(201).send(await clients.create(request.body)),
+  );
+
+  app.get(
+    "/clients",
+    {
+      schema: {
+        summary: "List clients (never their secrets)",
+        response: responses({ 200: Type.Object({ clients: Type.Array(Client) }) }, [401]),
+      },
+    },
+    async () => ({ clients: clients.list() }),
+  );
+
+  app.get(
+    "/clients/:client_id",
+    {
+      schema: {
+        summary: "One client",
+        params: Params,
+        response: responses({ 200: Client }, [401, 404]),
+      },
+    },
+    async (request) => clients.get(request.params.client_id),
+  );
+
+  app.post(
+    "/clients/:client_id/rotate",
+    {
+      schema: {
+        summary: "Issue a new secret; the old one stops working at once",
+        params: Params,
+        response: responses({ 200: Type.Object(Issued) }, [401, 404]),
+      },
+    },
+    async (request) => clients.rotate(request.params.client_id),
+  );
+
+  app.put(
+    "/clients/:client_id/domains",
+    {
+      schema: {
+        summary: "Replace the client's domain list (empty: authenticates, cannot send)",
+        params: Params,
+        body: Type.Object({ domains: DomainList }, { additionalProperties: false }),
+        response: responses({ 200: Client }, [400, 401, 404]),
+      },
+    },
+    async (request) => clients.replaceDomains(request.params.client_id, request.body.domains),
+  );
+
+  app.patch(
+    "/clients/:client_id",
+    {
+      schema: {
+        summary: "Enable or disable a client (takes effect at its next request)",
+        params: Params,
+        body: Type.Object({ active: Type.Boolean() }, { additionalProperties: false }),
+        response: responses({ 200: Client }, [400, 401, 404]),
+      },
+    },
+    async (request) => clients.setActive(request.params.client_id, request.body.active),
+  );
+
+  app.delete(
+    "/clients/:client_id",
+    {
+      schema: {
+        summary: "Remove a client (mail it already queued still leaves)",
+        params: Params,
+        response: responses({ 200: OkBody }, [401, 404]),
+      },
+    },
+    async (request) => {
+      clients.remove(request.params.client_id);
+      return { ok: true as const };
+    },
+  );
+}

@@ -1,0 +1,28 @@
+import { Type } from "@sinclair/typebox";
+import { VERSION } from "../../version.js";
+import type { RelayApp, RouteDeps } from "../app.js";
+import { responses } from "../schemas.js";
+
+export function healthRoutes(app: RelayApp, deps: RouteDeps): void {
+  app.get(
+    "/health",
+    {
+      config: { auth: "none" },
+      schema: {
+        summary: "Health check (no credential; allowlist and throttle apply)",
+        response: responses({
+          200: Type.Object({
+            status: Type.Literal("ok"),
+            version: Type.String(),
+            mode: Type.Union([Type.Literal("sync"), Type.Literal("async")]),
+          }),
+        }),
+      },
+    },
+    async () => ({
+      status: "ok" as const,
+      version: VERSION,
+      mode: deps.env.asyncMode ? ("async" as const) : ("sync" as const),
+    }),
+  );
+}

@@ -1,0 +1,59 @@
+import type { Logger } from "@rd/common";
+import type { LedgerEvent } from "./ledger-events.js";
+import { createRotatingFile, type RotatingFile } from "./rotating-file.js";
+
+/** Log target of ledger lines; a collector filters on it (`RUST_LOG=relay::ledger=info`). */
+export const LEDGER_TARGET = "relay::ledger";
+
+/**
+ * The audit trail. Every part of the relay emits its events here and nowhere else.
+ * Write-only: the relay never reads it back.
+ */
+export interface Ledger {
+  emit(event: LedgerEvent): void;
+  /** Resolves once every event emitted so far is in the file (when there is one). */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface LedgerOptions {
+  /** A logger for `relay::ledger` (stdout, subject to `RUST_LOG`). */
+  logger: Logger;
+  /** Also keep events in this file, rotated at `maxBytes` (0 = never). */
+  file?: { path: string; maxBytes: number };
+  /** Where file write failures are reported (never thrown at the emitter). */
+  errors: Logger;
+}
+
+/**
+ * Each event is one log line `{"timestamp","level":"INFO","target":"relay::ledger",
+ * "fields":{"ledger":"<event JSON>"}}` on stdout and, when configured, the same line in the
+ * file ledger. The file receives every event whatever `RUST_LOG` says: it is the audit record.
+ */
+export function createLedger(options: LedgerOptions): Ledger {
+  const file: RotatingFile | undefined =
+    options.file && createRotatingFile(options.file.path, options.file.maxBytes);
+  let last: Promise<void> = Promise.resolve();
+
+  return {
+    emit(event) {
+      const ledger = JSON.stringify(event);
+      options.logger.record("info", { ledger });
+      if (!file) return;
+      const line = `${JSON.stringify({
+        timestamp: new Date().toISOString(),
+        level: "INFO",
+        target: LEDGER_TARGET,
+        fields: { ledger },
+      })}\n`;
+      last = file.append(line).catch((error: Error) => {
+        options.errors.error("ledger file write failed", { error: error.message });
+      });
+    },
+    flush: () => last,
+    async close() {
+      await last;
+      await file?.close();
+    },
+  };
+}

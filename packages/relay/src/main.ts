@@ -1,0 +1,136 @@
+/**
+ * Composition root: configuration → state database → adapters → services → HTTP app.
+ * `createRelay(env)` builds everything without listening (tests use it with `inject`, or call
+ * `listen()` for a real socket); `serve(env)` is what `relay serve` runs.
+ *
+ * Extension points: build a new service inside `createRelay` from the adapters already there
+ * (`db`, `config`, `ledger`, `clock`, `logging`, `dns`), pass it to `buildApp` through
+ * `AppDeps`, and if it owns resources (a listener, a ticker) start it in `listen()` and stop it
+ * in `close()`, before the database closes.
+ */
+import { hostname } from "node:os";
+import { createLogging, type Logging, waitForStopSignal, withinDeadline } from "@rd/common";
+import type { Database } from "better-sqlite3";
+import { createAccessSettings } from "./access/access-settings.js";
+import { createApiThrottle } from "./access/api-throttle.js";
+import { createClientAuthenticator } from "./access/client-authenticator.js";
+import { createClientService } from "./clients/client-service.js";
+import { type Clock, systemClock } from "./clock.js";
+import { loadConfigFile } from "./config/config-loader.js";
+import { type ConfigStore, createConfigStore } from "./config/config-store.js";
+import type { RelayEnv } from "./config/env.js";
+import { parseListenAddress } from "./config/listen-address.js";
+import { createDnsResolver, type DnsResolver } from "./dns/dns-resolver.js";
+import { createDomainService } from "./domains/domain-service.js";
+import { buildApp, type RelayApp } from "./http/app.js";
+import { createLedger, LEDGER_TARGET, type Ledger } from "./ledger/ledger.js";
+import { createClientRepository } from "./state/client-repository.js";
+import { openStateDatabase } from "./state/state-database.js";
+import { VERSION } from "./version.js";
+
+// In-flight requests get this long to finish at shutdown (decisions: at most 10 s).
+export const SHUTDOWN_GRACE_MS = 10_000;
+
+export interface RelayOptions {
+  /** Default: JSON lines on stdout filtered by `RUST_LOG`. */
+  logging?: Logging;
+  clock?: Clock;
+}
+
+/** A built relay: its app and the adapters it owns. */
+export interface Relay {
+  readonly app: RelayApp;
+  readonly config: ConfigStore;
+  readonly db: Database;
+  readonly ledger: Ledger;
+  readonly dns: DnsResolver;
+  /** Listens on `listen` of the configuration; resolves with the bound `host:port`. */
+  listen(): Promise<string>;
+  /** Stops accepting, lets in-flight requests finish (bounded), closes ledger and database. */
+  close(): Promise<void>;
+}
+
+/** Builds the relay from its environment. Throws `ConfigError` for an unusable configuration. */
+export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Promise<Relay> {
+  const logging = options.logging ?? createLogging({ filter: env.logFilter });
+  const clock = options.clock ?? systemClock;
+  const log = logging.forTarget("relay");
+  const config = createConfigStore(await loadConfigFile(env), env);
+  const db = openStateDatabase(env.dbDir);
+  const current = config.current();
+  const ledger = createLedger({
+    logger: logging.forTarget(LEDGER_TARGET),
+    errors: log,
+    ...(current.ledger_file && {
+      file: { path: current.ledger_file, maxBytes: current.ledger_max_bytes },
+    }),
+  });
+  const dns = createDnsResolver(env.dnsServer);
+
+  if (env.authToken === undefined) {
+    log.warn(
+      "RELAY_AUTH_TOKEN is unset or empty: management endpoints and /send are open to every address the allowlist admits",
+    );
+  }
+
+  const clientRepository = createClientRepository(db);
+  const authenticator = createClientAuthenticator(clientRepository);
+  const app = await buildApp({
+    env,
+    config,
+    clock,
+    logging,
+    ledger,
+    throttle: createApiThrottle(() => config.current().api_rate_per_min, clock),
+    authenticator,
+    clients: createClientService({ clients: clientRepository, authenticator, config, clock }),
+    domains: createDomainService({ config, machineHostname: hostname(), logger: log }),
+    access: createAccessSettings(config),
+  });
+
+  let closed: Promise<void> | undefined;
+  return {
+    app,
+    config,
+    db,
+    ledger,
+    dns,
+    async listen() {
+      const { host, port } = parseListenAddress(config.current().listen);
+      await app.listen({ host, port });
+      const address = app.server.address();
+      const bound = typeof address === "object" && address ? address.port : port;
+      log.info("relay listening", {
+        version: VERSION,
+        listen: `${host}:${bound}`,
+        mode: env.asyncMode ? "async" : "sync",
+      });
+      return `${host}:${bound}`;
+    },
+    close() {
+      closed ??= (async () => {
+        const finished = await withinDeadline(app.close(), SHUTDOWN_GRACE_MS);
+        if (!finished) {
+          log.warn("in-flight requests did not finish in time; closing their connections");
+          app.server.closeAllConnections();
+        }
+        await ledger.close();
+        db.close();
+        logging.flush();
+      })();
+      return closed;
+    },
+  };
+}
+
+/** `relay serve`: runs until SIGTERM or SIGINT, then shuts down gracefully. Returns the exit code. */
+export async function serve(env: RelayEnv, options: RelayOptions = {}): Promise<number> {
+  const logging = options.logging ?? createLogging({ filter: env.logFilter });
+  const relay = await createRelay(env, { ...options, logging });
+  const stop = waitForStopSignal();
+  await relay.listen();
+  const signal = await stop;
+  logging.forTarget("relay").info("shutting down", { signal });
+  await relay.close();
+  return 0;
+}

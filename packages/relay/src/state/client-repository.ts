@@ -1,0 +1,75 @@
+import type { Database } from "better-sqlite3";
+
+/** A client row as the relay uses it. */
+export interface ClientRecord {
+  readonly client_id: string;
+  readonly name: string;
+  readonly domains: readonly string[];
+  readonly active: boolean;
+  readonly secret_hash: string;
+  readonly created_at: string;
+}
+
+interface ClientRow {
+  client_id: string;
+  name: string;
+  domains: string;
+  active: 0 | 1;
+  secret_hash: string;
+  created_at: string;
+}
+
+/** All SQL about clients. Methods return plain records; "not found" is `undefined`/`false`. */
+export interface ClientRepository {
+  insert(client: ClientRecord): void;
+  list(): ClientRecord[];
+  find(clientId: string): ClientRecord | undefined;
+  setSecretHash(clientId: string, secretHash: string): boolean;
+  setDomains(clientId: string, domains: readonly string[]): boolean;
+  setActive(clientId: string, active: boolean): boolean;
+  delete(clientId: string): boolean;
+}
+
+export function createClientRepository(db: Database): ClientRepository {
+  const toRecord = (row: ClientRow): ClientRecord => ({
+    ...row,
+    domains: JSON.parse(row.domains) as string[],
+    active: row.active === 1,
+  });
+  const insert = db.prepare<[ClientRow]>(
+    `INSERT INTO clients (client_id, name, domains, active, secret_hash, created_at)
+     VALUES (@client_id, @name, @domains, @active, @secret_hash, @created_at)`,
+  );
+  const list = db.prepare<[], ClientRow>("SELECT * FROM clients ORDER BY created_at, client_id");
+  const find = db.prepare<[string], ClientRow>("SELECT * FROM clients WHERE client_id = ?");
+  const setSecret = db.prepare<[string, string]>(
+    "UPDATE clients SET secret_hash = ? WHERE client_id = ?",
+  );
+  const setDomains = db.prepare<[string, string]>(
+    "UPDATE clients SET domains = ? WHERE client_id = ?",
+  );
+  const setActive = db.prepare<[number, string]>(
+    "UPDATE clients SET active = ? WHERE client_id = ?",
+  );
+  const remove = db.prepare<[string]>("DELETE FROM clients WHERE client_id = ?");
+
+  return {
+    insert(client) {
+      insert.run({
+        ...client,
+        domains: JSON.stringify(client.domains),
+        active: client.active ? 1 : 0,
+      });
+    },
+    list: () => list.all().map(toRecord),
+    find(clientId) {
+      const row = find.get(clientId);
+      return row && toRecord(row);
+    },
+    setSecretHash: (clientId, hash) => setSecret.run(hash, clientId).changes > 0,
+    setDomains: (clientId, domains) =>
+      setDomains.run(JSON.stringify(domains), clientId).changes > 0,
+    setActive: (clientId, active) => setActive.run(active ? 1 : 0, clientId).changes > 0,
+    delete: (clientId) => remove.run(clientId).changes > 0,
+  };
+}

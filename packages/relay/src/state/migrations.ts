@@ -1,0 +1,45 @@
+import type { Database } from "better-sqlite3";
+
+/**
+ * The state database's schema history, oldest first. The database records how many have run in
+ * `PRAGMA user_version`; at boot the missing ones run in order, each in its own transaction.
+ * To change the schema, APPEND a migration (never edit one that has shipped).
+ */
+export interface Migration {
+  readonly name: string;
+  readonly up: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    name: "clients",
+    up: `
+      CREATE TABLE clients (
+        client_id   TEXT PRIMARY KEY,
+        name        TEXT NOT NULL,
+        domains     TEXT NOT NULL,          -- JSON array of domain names
+        active      INTEGER NOT NULL CHECK (active IN (0, 1)),
+        secret_hash TEXT NOT NULL,          -- bcrypt
+        created_at  TEXT NOT NULL           -- ISO 8601 UTC
+      ) STRICT;
+    `,
+  },
+];
+
+/** Runs the migrations `db` has not seen yet; refuses a database newer than this code. */
+export function migrate(db: Database, migrations: readonly Migration[] = MIGRATIONS): void {
+  const current = db.pragma("user_version", { simple: true }) as number;
+  if (current > migrations.length) {
+    throw new Error(
+      `state database is at schema version ${current}, newer than this relay (${migrations.length})`,
+    );
+  }
+  for (const [index, migration] of migrations.entries()) {
+    if (index < current) continue;
+    db.transaction(() => {
+      db.exec(migration.up);
+      // NOTE: PRAGMA does not take bound parameters; the value is our own integer.
+      db.pragma(`user_version = ${index + 1}`);
+    })();
+  }
+}
