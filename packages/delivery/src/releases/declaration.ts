@@ -1,0 +1,246 @@
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { parseDocument } from "yaml";
+import type { StorageProvider } from "../storage/object-store.js";
+
+/** The declaration file read at the root of each repository, at the release tag. */
+export const DECLARATION_FILE = ".delivery.yml";
+
+/** Declaration versions this service reads (`2.0` in the specification's shape). */
+const SUPPORTED_MAJOR_VERSION = 2;
+
+const Flag = Type.Boolean();
+
+const ArtifactSchema = Type.Object(
+  {
+    source: Type.String({ minLength: 1 }),
+    destination: Type.String({ minLength: 1 }),
+    type: Type.Optional(Type.Union([Type.Literal("binary"), Type.Literal("zip")])),
+    latest: Type.Optional(Flag),
+    versioned: Type.Optional(Flag),
+  },
+  { additionalProperties: false },
+);
+
+const DocSchema = Type.Object(
+  {
+    source: Type.String({ minLength: 1 }),
+    destination: Type.String({ minLength: 1 }),
+    latest: Type.Optional(Flag),
+    versioned: Type.Optional(Flag),
+  },
+  { additionalProperties: false },
+);
+
+const DeclarationSchema = Type.Object(
+  {
+    version: Type.Optional(Type.Number()),
+    artifacts: Type.Optional(Type.Array(ArtifactSchema)),
+    docs: Type.Optional(Type.Array(DocSchema)),
+    storage: Type.Object(
+      {
+        provider: Type.Optional(Type.Union([Type.Literal("objectstore"), Type.Literal("local")])),
+        bucket: Type.String({ minLength: 1 }),
+        folder_name: Type.Optional(Type.String({ minLength: 1 })),
+        delivery_url: Type.Optional(Type.String({ pattern: "^https?://" })),
+      },
+      { additionalProperties: false },
+    ),
+    publish: Type.Optional(
+      Type.Object(
+        {
+          auto_latest: Type.Optional(Flag),
+          preserve_versions: Type.Optional(Flag),
+          max_versions: Type.Optional(Type.Integer({ minimum: 1 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+type RawDeclaration = Static<typeof DeclarationSchema>;
+
+export type ArtifactType = "binary" | "zip";
+
+/** One file to publish: a release asset (artifact) or a repository file (doc). */
+export interface PublishRule {
+  readonly source: string;
+  /** Storage path below the version folder; may contain `{version}`. */
+  readonly destination: string;
+  readonly latest: boolean;
+  readonly versioned: boolean;
+}
+
+export interface ArtifactRule extends PublishRule {
+  readonly type: ArtifactType;
+}
+
+/** A validated `.delivery.yml` with every default applied. */
+export interface Declaration {
+  readonly version: number;
+  readonly artifacts: readonly ArtifactRule[];
+  readonly docs: readonly PublishRule[];
+  readonly storage: {
+    readonly provider: StorageProvider;
+    readonly bucket: string;
+    readonly folderName: string;
+    /** Public base URL of the bucket; null means the provider's own default. */
+    readonly deliveryUrl: string | null;
+  };
+  readonly publish: {
+    readonly autoLatest: boolean;
+    readonly preserveVersions: boolean;
+    /** Versioned folders kept after a publish; null keeps them all. */
+    readonly maxVersions: number | null;
+  };
+}
+
+export type DeclarationResult =
+  | { readonly ok: true; readonly declaration: Declaration }
+  | { readonly ok: false; readonly errors: readonly string[] };
+
+export interface DeclarationDefaults {
+  /** `storage.folder_name` when the file does not set one (the repository's name). */
+  readonly folderName: string;
+}
+
+/**
+ * Parses and validates `.delivery.yml`. Every problem is reported as
+ * `.delivery.yml: <path>: <problem>`; a declaration with any problem publishes nothing.
+ */
+export function parseDeclaration(text: string, defaults: DeclarationDefaults): DeclarationResult {
+  const document = parseDocument(text, { prettyErrors: true });
+  if (document.errors.length > 0) {
+    return {
+      ok: false,
+      // prettyErrors ends the first line of each message with "at line L, column C:".
+      errors: document.errors.map(
+        (error) =>
+          `${DECLARATION_FILE}: invalid YAML: ${firstLine(error.message).replace(/:$/, "")}`,
+      ),
+    };
+  }
+  const raw: unknown = document.toJS();
+  const schemaErrors = describeSchemaErrors(raw);
+  if (schemaErrors.length > 0) return { ok: false, errors: schemaErrors };
+
+  const valid = raw as RawDeclaration;
+  const autoLatest = valid.publish?.auto_latest ?? true;
+  const declaration: Declaration = {
+    version: valid.version ?? SUPPORTED_MAJOR_VERSION,
+    artifacts: (valid.artifacts ?? []).map((artifact) => ({
+      source: artifact.source,
+      destination: artifact.destination,
+      type: artifact.type ?? "binary",
+      latest: artifact.latest ?? autoLatest,
+      versioned: artifact.versioned ?? true,
+    })),
+    docs: (valid.docs ?? []).map((doc) => ({
+      source: doc.source,
+      destination: doc.destination,
+      latest: doc.latest ?? autoLatest,
+      versioned: doc.versioned ?? true,
+    })),
+    storage: {
+      provider: valid.storage.provider ?? "local",
+      bucket: valid.storage.bucket,
+      folderName: valid.storage.folder_name ?? defaults.folderName,
+      deliveryUrl: valid.storage.delivery_url?.replace(/\/+$/, "") ?? null,
+    },
+    publish: {
+      autoLatest,
+      preserveVersions: valid.publish?.preserve_versions ?? true,
+      maxVersions: valid.publish?.max_versions ?? null,
+    },
+  };
+  const errors = describeRuleErrors(declaration);
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, declaration };
+}
+
+function describeSchemaErrors(raw: unknown): string[] {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    return [
+      `${DECLARATION_FILE}: expected a mapping of keys (version, artifacts, docs, storage, publish)`,
+    ];
+  }
+  const byPath = new Map<string, string>();
+  for (const error of Value.Errors(DeclarationSchema, raw)) {
+    const path = dottedPath(error.path);
+    // The first error of a path is the most precise (a missing key also fails its type check).
+    if (!byPath.has(path)) byPath.set(path, problemOf(error.schema, error.message, error.value));
+  }
+  return [...byPath].map(([path, problem]) => `${DECLARATION_FILE}: ${path}: ${problem}`);
+}
+
+function problemOf(schema: TSchema, message: string, value: unknown): string {
+  if (message === "Unexpected property") return "unknown key";
+  if (message === "Expected required property") return "required key missing";
+  if (Array.isArray(schema.anyOf)) {
+    const allowed = (schema.anyOf as TSchema[]).map((option) => JSON.stringify(option.const));
+    return `must be one of ${allowed.join(", ")} (got ${JSON.stringify(value)})`;
+  }
+  if (schema.pattern === "^https?://") return "must be an http:// or https:// URL";
+  return `${message.charAt(0).toLowerCase()}${message.slice(1)} (got ${JSON.stringify(value)})`;
+}
+
+/** `/artifacts/0/type` → `artifacts[0].type` */
+function dottedPath(pointer: string): string {
+  return pointer
+    .split("/")
+    .filter(Boolean)
+    .map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .reduce(
+      (path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : path ? `${path}.${part}` : part),
+      "",
+    );
+}
+
+/** Rules a schema cannot say: supported version, path safety, somewhere to publish. */
+function describeRuleErrors(declaration: Declaration): string[] {
+  const errors: string[] = [];
+  const report = (path: string, problem: string) =>
+    errors.push(`${DECLARATION_FILE}: ${path}: ${problem}`);
+
+  if (Math.floor(declaration.version) !== SUPPORTED_MAJOR_VERSION) {
+    report(
+      "version",
+      `unsupported version ${declaration.version} (expected ${SUPPORTED_MAJOR_VERSION}.x)`,
+    );
+  }
+  const checkPath = (path: string, value: string) => {
+    const problem = pathProblem(value);
+    if (problem) report(path, problem);
+  };
+  checkPath("storage.folder_name", declaration.storage.folderName);
+  const rules: Array<[string, readonly PublishRule[]]> = [
+    ["artifacts", declaration.artifacts],
+    ["docs", declaration.docs],
+  ];
+  for (const [list, entries] of rules) {
+    entries.forEach((rule, index) => {
+      checkPath(`${list}[${index}].source`, rule.source);
+      checkPath(`${list}[${index}].destination`, rule.destination);
+      if (!rule.latest && !rule.versioned) {
+        report(`${list}[${index}]`, "publishes nowhere: latest and versioned are both false");
+      }
+    });
+  }
+  return errors;
+}
+
+/** Why a declared path is refused, or null: it must stay below its folder. */
+export function pathProblem(path: string): string | null {
+  if (path.includes("..")) return `must not contain ".." (got ${JSON.stringify(path)})`;
+  if (path.startsWith("/")) return `must not start with "/" (got ${JSON.stringify(path)})`;
+  if (path.includes("\\")) return `must not contain a backslash (got ${JSON.stringify(path)})`;
+  if (path.includes("\0")) return "must not contain NUL";
+  if (/^[A-Za-z]:/.test(path))
+    return `must not start with a drive letter (got ${JSON.stringify(path)})`;
+  return null;
+}
+
+function firstLine(message: string): string {
+  return message.split("\n")[0] ?? message;
+}

@@ -1,0 +1,117 @@
+import { randomUUID } from "node:crypto";
+import { createWriteStream } from "node:fs";
+import { mkdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import yauzl from "yauzl";
+import { keyProblem } from "../storage/object-store.js";
+
+/** One file inside a zip archive, opened on demand (entries are read one at a time). */
+export interface ZipFileEntry {
+  /** The entry's path inside the archive, checked to be relative and free of `..`. */
+  readonly path: string;
+  /** Uncompressed size declared by the archive (yauzl verifies it while reading). */
+  readonly size: number;
+  open(): Promise<Readable>;
+}
+
+export interface ZipWalk {
+  /** Files handed to the visitor. */
+  readonly files: number;
+  /** One message per entry refused because its path could escape the destination. */
+  readonly refused: readonly string[];
+}
+
+/**
+ * Streams `source` (a zip archive) to a temp file — a zip's directory is at its end, so it
+ * cannot be read as it arrives — then hands each file entry to `visit`, one at a time.
+ * Directories are skipped; entries with absolute paths, drive letters, backslashes or `..`
+ * are refused and reported, never visited. The temp file is removed in every case.
+ */
+export async function walkZipStream(
+  source: Readable,
+  tempDir: string,
+  visit: (entry: ZipFileEntry) => Promise<void>,
+): Promise<ZipWalk> {
+  await mkdir(tempDir, { recursive: true });
+  const path = join(tempDir, `${randomUUID()}.zip`);
+  try {
+    await pipeline(source, createWriteStream(path, { flags: "wx" }));
+    return await walkZipFile(path, visit);
+  } finally {
+    await rm(path, { force: true });
+  }
+}
+
+/** Visits the file entries of the zip archive at `path` (see `walkZipStream`). */
+export async function walkZipFile(
+  path: string,
+  visit: (entry: ZipFileEntry) => Promise<void>,
+): Promise<ZipWalk> {
+  // NOTE: with decodeStrings on, yauzl fails the WHOLE archive on one unsafe name; decoding
+  // names ourselves lets us refuse just that entry. strictFileNames keeps backslashes as they
+  // are (yauzl would otherwise turn them into `/`), so `..\..\x` is seen and refused.
+  const zip = await yauzl.openPromise(path, {
+    lazyEntries: true,
+    autoClose: false,
+    decodeStrings: false,
+    validateEntrySizes: true,
+    strictFileNames: true,
+  });
+  const refused: string[] = [];
+  let files = 0;
+  try {
+    for (;;) {
+      const entry = await nextEntry(zip);
+      if (!entry) break;
+      const name = yauzl.getFileNameLowLevel(
+        entry.generalPurposeBitFlag,
+        entry.fileNameRaw,
+        entry.extraFields,
+        true,
+      );
+      if (name.endsWith("/")) continue;
+      const problem = keyProblem(name);
+      if (problem) {
+        refused.push(`zip entry ${JSON.stringify(name)} refused: ${problem}`);
+        continue;
+      }
+      files += 1;
+      await visit({
+        path: name,
+        size: entry.uncompressedSize,
+        open: () => zip.openReadStreamPromise(entry),
+      });
+    }
+  } finally {
+    zip.close();
+  }
+  return { files, refused };
+}
+
+function nextEntry(zip: yauzl.ZipFile): Promise<yauzl.Entry | null> {
+  return new Promise((resolve, reject) => {
+    const cleanup = () => {
+      zip.off("entry", onEntry);
+      zip.off("end", onEnd);
+      zip.off("error", onError);
+    };
+    const onEntry = (entry: yauzl.Entry) => {
+      cleanup();
+      resolve(entry);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(null);
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(error);
+    };
+    zip.once("entry", onEntry);
+    zip.once("end", onEnd);
+    zip.once("error", onError);
+    zip.readEntry();
+  });
+}

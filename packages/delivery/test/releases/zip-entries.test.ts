@@ -1,0 +1,113 @@
+import { createReadStream } from "node:fs";
+import { readdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { text } from "node:stream/consumers";
+import { makeTempDir } from "@rd/common/test-kit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import yazl from "yazl";
+import { walkZipStream } from "../../src/releases/zip-entries.js";
+
+/** Builds a zip in memory from `[path, content]` pairs (directories: content null). */
+export async function buildZip(entries: Array<[string, string | null]>): Promise<Buffer> {
+  const zip = new yazl.ZipFile();
+  for (const [path, content] of entries) {
+    if (content === null) zip.addEmptyDirectory(path);
+    else zip.addBuffer(Buffer.from(content), path);
+  }
+  zip.end();
+  const chunks: Buffer[] = [];
+  for await (const chunk of zip.outputStream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/**
+ * yazl refuses unsafe names, as a careful zip writer should; an attacker's archive does not.
+ * Rewrites a same-length placeholder name in both the local header and central directory.
+ */
+export function withRawName(zip: Buffer, placeholder: string, raw: string): Buffer {
+  if (placeholder.length !== raw.length) throw new Error("names must have the same length");
+  const out = Buffer.from(zip);
+  const from = Buffer.from(placeholder);
+  let at = out.indexOf(from);
+  while (at >= 0) {
+    out.write(raw, at, "latin1");
+    at = out.indexOf(from, at + from.length);
+  }
+  return out;
+}
+
+describe("zip entries", () => {
+  let temp: { path: string; remove(): Promise<void> };
+
+  beforeEach(async () => {
+    temp = await makeTempDir();
+  });
+  afterEach(() => temp.remove());
+
+  async function walk(zip: Buffer) {
+    const seen: Array<[string, string, number]> = [];
+    const result = await walkZipStream(
+      Readable.from([zip]),
+      join(temp.path, "spool"),
+      async (entry) => {
+        seen.push([entry.path, await text(await entry.open()), entry.size]);
+      },
+    );
+    return { seen, ...result };
+  }
+
+  it("hands over each file entry with its content, skipping directories", async () => {
+    const zip = await buildZip([
+      ["index.html", "<h1>hi</h1>"],
+      ["css/", null],
+      ["css/main.css", "body{}"],
+    ]);
+    const { seen, files, refused } = await walk(zip);
+    expect(seen).toEqual([
+      ["index.html", "<h1>hi</h1>", 11],
+      ["css/main.css", "body{}", 6],
+    ]);
+    expect(files).toBe(2);
+    expect(refused).toEqual([]);
+  });
+
+  it("refuses zip-slip entries and keeps the safe ones", async () => {
+    const unsafe: Array<[string, string]> = [
+      ["XXXXXXXXXXXXXXXX", "../../etc/passwd"],
+      ["YYYYYYYYYYYY", "/etc/shadows"],
+      ["ZZZZZZZZZZZZZZZZZ", "..\\..\\windows.ini"],
+      ["WWWWWWWWWW", "C:/win.ini"],
+    ];
+    let zip = await buildZip([
+      ["ok.txt", "fine"],
+      ...unsafe.map(([placeholder]): [string, string] => [placeholder, "evil"]),
+    ]);
+    for (const [placeholder, raw] of unsafe) zip = withRawName(zip, placeholder, raw);
+    const { seen, refused } = await walk(zip);
+    expect(seen.map(([path]) => path)).toEqual(["ok.txt"]);
+    expect(refused).toEqual([
+      'zip entry "../../etc/passwd" refused: ".." path segment',
+      'zip entry "/etc/shadows" refused: absolute path',
+      'zip entry "..\\\\..\\\\windows.ini" refused: contains a backslash',
+      'zip entry "C:/win.ini" refused: drive letter',
+    ]);
+  });
+
+  it("removes its temp file, also when the archive is not a zip", async () => {
+    await expect(walk(Buffer.from("this is not a zip archive at all"))).rejects.toThrow();
+    expect(await readdir(join(temp.path, "spool"))).toEqual([]);
+    await walk(await buildZip([["a.txt", "a"]]));
+    expect(await readdir(join(temp.path, "spool"))).toEqual([]);
+  });
+
+  it("reads a zip written to disk the same way", async () => {
+    const path = join(temp.path, "site.zip");
+    await writeFile(path, await buildZip([["a/b/c.txt", "deep"]]));
+    const seen: string[] = [];
+    await walkZipStream(createReadStream(path), join(temp.path, "spool"), async (entry) => {
+      seen.push(`${entry.path}=${await text(await entry.open())}`);
+    });
+    expect(seen).toEqual(["a/b/c.txt=deep"]);
+  });
+});
