@@ -24,6 +24,19 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    // Recipients accepted per sender domain in fixed UTC windows (see quota-repository.ts).
+    name: "quota_usage",
+    up: `
+      CREATE TABLE quota_usage (
+        domain       TEXT NOT NULL,
+        period       TEXT NOT NULL CHECK (period IN ('per_hour', 'per_day')),
+        window_start INTEGER NOT NULL,     -- epoch seconds, start of the UTC hour or day
+        recipients   INTEGER NOT NULL,
+        PRIMARY KEY (domain, period, window_start)
+      ) STRICT;
+    `,
+  },
 ];
 
 /** Runs the migrations `db` has not seen yet; refuses a database newer than this code. */
