@@ -37,6 +37,32 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    // One row per recipient of every delivery, synchronous ones included (queue-repository.ts).
+    // The indexes serve the queue worker (due rows), GET /queue filters and retention.
+    name: "queue",
+    up: `
+      CREATE TABLE queue (
+        pk              INTEGER PRIMARY KEY AUTOINCREMENT,
+        message_id      TEXT NOT NULL,     -- angle-bracketed Message-ID
+        client_id       TEXT,              -- NULL: /send on an open instance
+        envelope_from   TEXT NOT NULL,
+        rcpt            TEXT NOT NULL,     -- one row per recipient
+        estado          TEXT NOT NULL CHECK (estado IN ('queued', 'sending', 'sent', 'failed')),
+        attempts        INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL,  -- epoch seconds
+        last_error      TEXT,
+        spool_file      TEXT,              -- file name in the spool; NULL for synchronous deliveries
+        created_at      INTEGER NOT NULL,  -- epoch seconds
+        updated_at      INTEGER NOT NULL,
+        finished_at     INTEGER            -- set on sent/failed; retention counts from here
+      ) STRICT;
+      CREATE INDEX queue_due ON queue (estado, next_attempt_at);
+      CREATE INDEX queue_message ON queue (message_id);
+      CREATE INDEX queue_client ON queue (client_id);
+      CREATE INDEX queue_finished ON queue (finished_at) WHERE finished_at IS NOT NULL;
+    `,
+  },
 ];
 
 /** Runs the migrations `db` has not seen yet; refuses a database newer than this code. */
