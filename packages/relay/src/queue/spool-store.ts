@@ -1,0 +1,124 @@
+import { randomBytes } from "node:crypto";
+import { link, mkdir, open, readdir, readFile, unlink } from "node:fs/promises";
+import { join } from "node:path";
+
+/** Name of the spool directory inside `RELAY_DB` (decisions, "Queue"). */
+export const SPOOL_DIR_NAME = "spool";
+
+/** Largest message the queue stores (specification, Limits: "Message stored in the queue"). */
+export const MAX_SPOOLED_MESSAGE_BYTES = 5 * 1024 * 1024;
+
+// `<32 hex>.eml`: the only names the store creates, reads or deletes, so a name taken from a
+// database row can never point outside the spool directory.
+const SPOOL_NAME = /^[0-9a-f]{32}\.eml$/;
+
+/** A spool operation failed (disk full, directory missing or not writable…). */
+export class SpoolError extends Error {
+  /** The errno code of the cause (`ENOSPC`, `ENOTDIR`, `EACCES`…), when there is one. */
+  readonly code: string | undefined;
+
+  constructor(action: string, cause: unknown) {
+    const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+    super(`spool ${action} failed: ${code ?? (cause as Error)?.message ?? String(cause)}`, {
+      cause,
+    });
+    this.name = "SpoolError";
+    this.code = code;
+  }
+}
+
+/**
+ * The message bodies of queued mail: one raw MIME file per queue entry,
+ * `<RELAY_DB>/spool/<random id>.eml`. A file is durable (its data and its directory entry
+ * fsynced) before `store` resolves, so a row that names it can be committed after.
+ */
+export interface SpoolStore {
+  readonly dir: string;
+  /**
+   * Stores `message` under `count` new names (one per queue entry) and returns them.
+   * NOTE: the bytes are written once; the other names are hard links to the same file, so
+   * a message for many recipients costs its size once on disk while each entry still owns a
+   * file it deletes on its own. On failure nothing is left behind and a `SpoolError` is thrown.
+   */
+  store(message: Buffer, count: number): Promise<string[]>;
+  /** The stored message; rejects with ENOENT when the file is gone. */
+  read(name: string): Promise<Buffer>;
+  /** Deletes one entry's file; a file already gone is not an error. */
+  remove(name: string): Promise<void>;
+  /** Names of the files in the spool (an absent directory is an empty spool). */
+  list(): Promise<string[]>;
+}
+
+function checkedName(name: string): string {
+  if (!SPOOL_NAME.test(name)) throw new Error(`not a spool file name: ${JSON.stringify(name)}`);
+  return name;
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+async function removeQuietly(path: string): Promise<void> {
+  await unlink(path).catch(() => undefined);
+}
+
+export function createSpoolStore(dir: string): SpoolStore {
+  const pathOf = (name: string) => join(dir, checkedName(name));
+
+  return {
+    dir,
+
+    async store(message, count) {
+      const names = Array.from({ length: count }, () => `${randomBytes(16).toString("hex")}.eml`);
+      const created: string[] = [];
+      try {
+        // Every time, not once: a spool directory removed under a running relay comes back.
+        await mkdir(dir, { recursive: true, mode: 0o700 });
+        const [first, ...others] = names;
+        if (first === undefined) return [];
+        const handle = await open(pathOf(first), "wx", 0o600);
+        created.push(first);
+        try {
+          await handle.writeFile(message);
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+        for (const name of others) {
+          await link(pathOf(first), pathOf(name));
+          created.push(name);
+        }
+        await syncDirectory(dir);
+        return names;
+      } catch (error) {
+        await Promise.all(created.map((name) => removeQuietly(pathOf(name))));
+        throw new SpoolError("write", error);
+      }
+    },
+
+    read: async (name) => readFile(pathOf(name)),
+
+    async remove(name) {
+      try {
+        await unlink(pathOf(name));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT")
+          throw new SpoolError("remove", error);
+      }
+    },
+
+    async list() {
+      try {
+        return (await readdir(dir)).filter((name) => SPOOL_NAME.test(name));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+        throw new SpoolError("list", error);
+      }
+    },
+  };
+}

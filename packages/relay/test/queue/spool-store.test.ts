@@ -1,0 +1,91 @@
+import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { makeTempDir } from "@rd/common/test-kit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createSpoolStore, SpoolError } from "../../src/queue/spool-store.js";
+import { mountTinyTmpfs } from "./tiny-tmpfs.js";
+
+let root: string;
+let removeRoot: () => Promise<void>;
+beforeEach(async () => {
+  const temp = await makeTempDir("spool-test-");
+  root = temp.path;
+  removeRoot = temp.remove;
+});
+afterEach(() => removeRoot());
+
+const message = Buffer.from("From: a@sender.test\r\nSubject: hi\r\n\r\nhello\r\n");
+
+describe("spool store", () => {
+  it("creates the directory and stores the message under one name per entry", async () => {
+    const spool = createSpoolStore(join(root, "spool"));
+    const names = await spool.store(message, 3);
+    expect(names).toHaveLength(3);
+    expect(new Set(names).size).toBe(3);
+    for (const name of names) {
+      expect(name).toMatch(/^[0-9a-f]{32}\.eml$/);
+      expect(await spool.read(name)).toEqual(message);
+      expect(await readFile(join(root, "spool", name))).toEqual(message);
+    }
+    expect((await spool.list()).sort()).toEqual([...names].sort());
+  });
+
+  it("keeps the bytes once on disk (the names are links to one file) and readable only by the relay", async () => {
+    const spool = createSpoolStore(join(root, "spool"));
+    const [first, second] = await spool.store(message, 2);
+    const info = await stat(join(root, "spool", first!));
+    expect(info.nlink).toBe(2);
+    expect(info.ino).toBe((await stat(join(root, "spool", second!))).ino);
+    expect(info.mode & 0o777).toBe(0o600);
+  });
+
+  it("removes one entry's file without touching the others, and a second removal is harmless", async () => {
+    const spool = createSpoolStore(join(root, "spool"));
+    const [first, second] = await spool.store(message, 2);
+    await spool.remove(first!);
+    await spool.remove(first!);
+    expect(await spool.list()).toEqual([second]);
+    expect(await spool.read(second!)).toEqual(message);
+  });
+
+  it("lists only its own files, and an absent directory as empty", async () => {
+    const spool = createSpoolStore(join(root, "spool"));
+    expect(await spool.list()).toEqual([]);
+    await mkdir(join(root, "spool"));
+    await writeFile(join(root, "spool", "README"), "not a message");
+    const [name] = await spool.store(message, 1);
+    expect(await spool.list()).toEqual([name]);
+  });
+
+  it("refuses names that are not spool names, so a row can never point elsewhere", async () => {
+    const spool = createSpoolStore(join(root, "spool"));
+    await expect(spool.read("../relay.json")).rejects.toThrow(/not a spool file name/);
+    await expect(spool.remove("/etc/passwd")).rejects.toThrow(/not a spool file name/);
+  });
+
+  it("fails with a SpoolError when the spool path is not a directory", async () => {
+    // Works as root too (permission bits would not stop root): a regular file where the
+    // directory should be.
+    await writeFile(join(root, "spool"), "in the way");
+    const spool = createSpoolStore(join(root, "spool"));
+    const failure = await spool.store(message, 2).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(SpoolError);
+    expect((failure as SpoolError).code).toMatch(/^(EEXIST|ENOTDIR)$/);
+  });
+
+  it("fails with ENOSPC on a full disk and leaves no partial file behind", async () => {
+    const dir = join(root, "tiny");
+    const unmount = await mountTinyTmpfs(dir, 64);
+    if (!unmount) return;
+    try {
+      const spool = createSpoolStore(join(dir, "spool"));
+      const small = await spool.store(message, 1);
+      const failure = await spool.store(Buffer.alloc(256 * 1024, 0x61), 3).catch((e) => e);
+      expect(failure).toBeInstanceOf(SpoolError);
+      expect((failure as SpoolError).code).toBe("ENOSPC");
+      expect(await readdir(join(dir, "spool"))).toEqual(small);
+    } finally {
+      await unmount();
+    }
+  });
+});
