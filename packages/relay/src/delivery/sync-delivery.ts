@@ -24,11 +24,13 @@ export interface SyncDeliveryDeps {
   /** Read at each delivery, so configuration reloads apply. */
   retryDelaysSecs: () => readonly number[];
   timer: Pick<GateTimer, "sleep">;
-  /** Told after every failed attempt that will be retried (the queue row keeps it). */
-  onRetry?: (job: RecipientJob, attempts: number, error: string) => void;
 }
 
-export type SyncDelivery = (job: RecipientJob) => Promise<RecipientOutcome>;
+/** `onRetry` is told after every failed attempt that another will follow (for the queue row). */
+export type SyncDelivery = (
+  job: RecipientJob,
+  onRetry?: (attempts: number, error: string) => void,
+) => Promise<RecipientOutcome>;
 
 /** Success text of the wire contract (`detail`). */
 export function deliveredDetail(host: string, response: string): string {
@@ -41,7 +43,7 @@ export function deliveredDetail(host: string, response: string): string {
  * Emits `delivered`, `deferred` (a retry follows) and `failed` (gave up).
  */
 export function createSyncDelivery(deps: SyncDeliveryDeps): SyncDelivery {
-  return async (job) => {
+  return async (job, onRetry) => {
     const schedule = deps.retryDelaysSecs();
     // An empty schedule still means one attempt: a message is never dropped unattempted.
     const delays = schedule.length > 0 ? schedule : [0];
@@ -71,7 +73,7 @@ export function createSyncDelivery(deps: SyncDeliveryDeps): SyncDelivery {
         error: error.message,
         next_wait_s: nextWait,
       });
-      deps.onRetry?.(job, attempt, error.message);
+      onRetry?.(attempt, error.message);
     }
     return outcome;
   };

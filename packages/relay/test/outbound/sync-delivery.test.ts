@@ -48,13 +48,14 @@ function pipeline(options: {
     emit,
   });
   const retries: number[] = [];
-  const deliver = createSyncDelivery({
+  const sync = createSyncDelivery({
     attempt,
     emit,
     retryDelaysSecs: () => options.delays ?? [0, 0.1, 0.2],
     timer: realTimer,
-    onRetry: (_job, attempts) => retries.push(attempts),
   });
+  const deliver = (recipient: RecipientJob) =>
+    sync(recipient, (attempts) => retries.push(attempts));
   return { deliver, events, retries };
 }
 

@@ -1,0 +1,152 @@
+import { hostname } from "node:os";
+import type { DnsResolver } from "../dns/dns-resolver.js";
+import type { QueueRepository } from "../state/queue-repository.js";
+import {
+  createDeliveryAttempt,
+  type DeliveryAttempt,
+  type RecipientJob,
+} from "./delivery-attempt.js";
+import type { DeliveryEvent } from "./delivery-events.js";
+import { createMxResolver } from "./mx-resolver.js";
+import { createSendGate, type GateTimer, realTimer } from "./send-gate.js";
+import { createSmtpTransport } from "./smtp-transport.js";
+import { createSyncDelivery } from "./sync-delivery.js";
+
+/** The configuration outbound delivery reads (a view of the relay's live configuration). */
+export interface OutboundSettings {
+  readonly helo_hostname: string | undefined;
+  readonly smtp_timeout_secs: number;
+  readonly require_tls: boolean;
+  readonly domains: Readonly<Record<string, { readonly require_tls?: boolean }>>;
+  readonly mx_override: Readonly<Record<string, readonly string[]>>;
+  readonly sync_retry_delays_secs: readonly number[];
+  readonly send_delay_secs: number;
+}
+
+/** A signed message ready to leave, with its envelope (the submission's `SignedMessage`). */
+export interface OutboundMessage {
+  /** Angle-bracketed; the correlation key of every ledger event. */
+  readonly messageId: string;
+  /** The sending client; undefined for `/send` on an open instance. */
+  readonly clientId: string | undefined;
+  readonly envelopeFrom: string;
+  /** Sender domain; its `require_tls` overrides the global one. */
+  readonly domain: string;
+  /** Envelope recipients; each is delivered (and recorded) separately. */
+  readonly recipients: readonly string[];
+  /** The signed message, CRLF line endings. */
+  readonly message: Buffer;
+}
+
+/** Per-recipient result of the wire contract (`results[]` of `/send` and `/send-raw`). */
+export interface DeliveryResult {
+  readonly to: string;
+  readonly ok: boolean;
+  readonly detail: string;
+}
+
+export interface OutboundDeps {
+  /** The live configuration; read at every delivery so changes apply without a restart. */
+  settings: () => OutboundSettings;
+  dns: DnsResolver;
+  queue: QueueRepository;
+  /** The ledger (`ledger.emit`). */
+  emit: (event: DeliveryEvent) => void;
+  timer?: GateTimer;
+}
+
+export interface Outbound {
+  /**
+   * Synchronous mode: records one queue row per recipient, delivers each with the synchronous
+   * retry schedule through the process-wide send gate; results come in `recipients` order.
+   */
+  deliver(message: OutboundMessage): Promise<DeliveryResult[]>;
+  /**
+   * One gated attempt for one recipient (MX resolution and SMTP), numbered from 1: what the
+   * queue worker runs at each tick. Emits `mx_resolved` and `attempt`, never throws.
+   */
+  attempt: DeliveryAttempt;
+  /** Whether mail from `domain` must leave over TLS (`require_tls`, per domain or global). */
+  requireTls(domain: string): boolean;
+}
+
+/** Builds outbound delivery; one instance per process, since it holds the send gate. */
+export function createOutbound(deps: OutboundDeps): Outbound {
+  const timer = deps.timer ?? realTimer;
+  const gate = createSendGate(() => deps.settings().send_delay_secs, timer);
+  const defaultHelo = hostname();
+
+  // Resolver and transport are cheap closures: built from the settings of the moment, so an
+  // edited configuration applies to the next attempt.
+  const attempt: DeliveryAttempt = (job, number) => {
+    const settings = deps.settings();
+    return createDeliveryAttempt({
+      resolveMx: createMxResolver({ dns: deps.dns, overrides: settings.mx_override }),
+      transport: createSmtpTransport({
+        heloHostname: settings.helo_hostname ?? defaultHelo,
+        timeoutMs: settings.smtp_timeout_secs * 1000,
+      }),
+      gate,
+      emit: deps.emit,
+    })(job, number);
+  };
+
+  const syncDelivery = createSyncDelivery({
+    attempt,
+    emit: deps.emit,
+    retryDelaysSecs: () => deps.settings().sync_retry_delays_secs,
+    timer,
+  });
+
+  const requireTls = (domain: string) => {
+    const settings = deps.settings();
+    return settings.domains[domain]?.require_tls ?? settings.require_tls;
+  };
+
+  const nowSecs = () => Math.floor(timer.now() / 1000);
+
+  return {
+    attempt,
+    requireTls,
+    async deliver(message) {
+      const startedAt = nowSecs();
+      const pks = deps.queue.insert(
+        message.recipients.map((rcpt) => ({
+          message_id: message.messageId,
+          client_id: message.clientId ?? null,
+          envelope_from: message.envelopeFrom,
+          rcpt,
+          estado: "sending" as const,
+          next_attempt_at: startedAt,
+        })),
+        startedAt,
+      );
+      const tls = requireTls(message.domain);
+      return Promise.all(
+        message.recipients.map(async (rcpt, index): Promise<DeliveryResult> => {
+          const pk = pks[index] as number;
+          const job: RecipientJob = {
+            messageId: message.messageId,
+            envelopeFrom: message.envelopeFrom,
+            rcpt,
+            raw: message.message,
+            requireTls: tls,
+          };
+          const outcome = await syncDelivery(job, (attempts, lastError) =>
+            deps.queue.recordRetry(pk, { attempts, lastError, now: nowSecs() }),
+          );
+          if (outcome.ok) {
+            deps.queue.markSent(pk, { attempts: outcome.attempts, now: nowSecs() });
+          } else {
+            deps.queue.markFailed(pk, {
+              attempts: outcome.attempts,
+              lastError: outcome.detail,
+              now: nowSecs(),
+            });
+          }
+          return { to: rcpt, ok: outcome.ok, detail: outcome.detail };
+        }),
+      );
+    },
+  };
+}
