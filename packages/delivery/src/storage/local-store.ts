@@ -12,8 +12,9 @@ import {
   unlink,
 } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import { PassThrough, type Readable } from "node:stream";
+import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { ByteCounter } from "./byte-counter.js";
 import { contentTypeFor } from "./content-type.js";
 import {
   assertBucketName,
@@ -68,11 +69,7 @@ export class LocalObjectStore implements ObjectStore {
     const incoming = join(this.root, INCOMING_DIR);
     await mkdir(incoming, { recursive: true });
     const temp = join(incoming, randomUUID());
-    let size = 0;
-    const counter = new PassThrough();
-    counter.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-    });
+    const counter = new ByteCounter();
     try {
       await pipeline(body, counter, createWriteStream(temp, { flags: "wx" }));
       await mkdir(dirname(target), { recursive: true });
@@ -81,7 +78,7 @@ export class LocalObjectStore implements ObjectStore {
       await rm(temp, { force: true });
       throw error;
     }
-    return { size };
+    return { size: counter.bytes };
   }
 
   async *list(bucket: string, prefix: string): AsyncIterable<StoredObject> {
@@ -123,7 +120,7 @@ export class LocalObjectStore implements ObjectStore {
 
   close(): void {}
 
-  async healthy(): Promise<boolean> {
+  async isHealthy(): Promise<boolean> {
     try {
       await mkdir(this.root, { recursive: true });
       await access(this.root, constants.W_OK);

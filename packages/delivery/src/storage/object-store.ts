@@ -37,7 +37,7 @@ export interface ObjectStore {
   /** The object's body and metadata, or null when there is no such object. */
   read(bucket: string, key: string): Promise<ObjectReadResult | null>;
   /** Whether the backend answers (and, for local storage, is writable). */
-  healthy(): Promise<boolean>;
+  isHealthy(): Promise<boolean>;
   /** Releases connections (no-op for local storage). */
   close(): void;
 }

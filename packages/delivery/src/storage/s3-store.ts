@@ -1,4 +1,4 @@
-import { PassThrough, Readable } from "node:stream";
+import { Readable } from "node:stream";
 import {
   DeleteObjectsCommand,
   GetObjectCommand,
@@ -9,6 +9,7 @@ import {
   S3ServiceException,
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
+import { ByteCounter } from "./byte-counter.js";
 import {
   assertBucketName,
   assertSafeKey,
@@ -64,11 +65,7 @@ export class S3ObjectStore implements ObjectStore {
   ): Promise<{ size: number }> {
     assertBucketName(bucket);
     assertSafeKey(key);
-    let size = 0;
-    const counted = new PassThrough();
-    counted.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-    });
+    const counted = new ByteCounter();
     body.once("error", (error) => counted.destroy(error));
     body.pipe(counted);
     const upload = new Upload({
@@ -89,7 +86,7 @@ export class S3ObjectStore implements ObjectStore {
     } finally {
       body.unpipe(counted);
     }
-    return { size };
+    return { size: counted.bytes };
   }
 
   async *list(bucket: string, prefix: string): AsyncIterable<StoredObject> {
@@ -158,7 +155,7 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
-  async healthy(): Promise<boolean> {
+  async isHealthy(): Promise<boolean> {
     try {
       await this.client.send(new ListBucketsCommand({}), {
         abortSignal: AbortSignal.timeout(HEALTH_TIMEOUT_MS),

@@ -102,6 +102,6 @@ describe("the local object store", () => {
 
   it("reports itself unhealthy when its root cannot be created", async () => {
     const blocked = new LocalObjectStore("/proc/version/files");
-    expect(await blocked.healthy()).toBe(false);
+    expect(await blocked.isHealthy()).toBe(false);
   });
 });

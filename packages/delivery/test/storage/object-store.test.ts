@@ -172,7 +172,7 @@ for (const provider of PROVIDERS) {
     });
 
     it("reports itself healthy", async () => {
-      expect(await store.healthy()).toBe(true);
+      expect(await store.isHealthy()).toBe(true);
     });
   });
 }
@@ -182,6 +182,6 @@ describe("the objectstore provider", () => {
     const server = await startS3Server([]);
     const store = server.store();
     await server.close();
-    expect(await store.healthy()).toBe(false);
+    expect(await store.isHealthy()).toBe(false);
   });
 });

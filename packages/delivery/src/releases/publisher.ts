@@ -1,0 +1,110 @@
+import { PassThrough, type Readable } from "node:stream";
+import { ByteCounter } from "../storage/byte-counter.js";
+import { contentTypeFor } from "../storage/content-type.js";
+import type { ObjectStore } from "../storage/object-store.js";
+import type { PublishRule } from "./declaration.js";
+import { type ObjectTargets, type Placement, targetsFor } from "./destinations.js";
+import { walkZipStream } from "./zip-entries.js";
+
+/** Where a release's files go: one bucket of one store, laid out by `placement`. */
+export interface PublishTarget {
+  readonly store: ObjectStore;
+  readonly bucket: string;
+  readonly placement: Placement;
+  /** Folder for zip archives while their entries are read. */
+  readonly tempDir: string;
+}
+
+/** One object (or pair of objects: versioned and latest) written to storage. */
+export interface PublishedFile {
+  /** What was published: the asset or doc name, or `<asset>/<entry path>` for zip entries. */
+  readonly file: string;
+  readonly size: number;
+  readonly targets: ObjectTargets;
+}
+
+export interface PublishedZip {
+  /** Bytes of the archive itself. */
+  readonly size: number;
+  readonly files: readonly PublishedFile[];
+  /** Entries refused because their path could escape the destination folder. */
+  readonly refused: readonly string[];
+}
+
+/**
+ * Writes one stream to every key of `targets` at once (versioned and latest): the source is
+ * read once and fed to both uploads, each pulling at its own pace (backpressure pauses the
+ * source for the slower one). Resolves with the byte count.
+ */
+async function putToTargets(
+  target: PublishTarget,
+  targets: ObjectTargets,
+  source: Readable,
+  contentType: string,
+  contentLength?: number,
+): Promise<number> {
+  const keys = [targets.versionedKey, targets.latestKey].filter((key) => key !== null);
+  const branches = keys.map(() => new PassThrough());
+  const fail = (error: Error) => {
+    source.destroy(error);
+    for (const branch of branches) branch.destroy(error);
+  };
+  source.once("error", fail);
+  for (const branch of branches) source.pipe(branch);
+  const options = contentLength === undefined ? { contentType } : { contentType, contentLength };
+  const settled = await Promise.allSettled(
+    keys.map((key, index) =>
+      target.store
+        .put(target.bucket, key, branches[index] as PassThrough, options)
+        .catch((error) => {
+          fail(error as Error);
+          throw error;
+        }),
+    ),
+  );
+  const failure = settled.find((outcome) => outcome.status === "rejected");
+  if (failure) throw failure.reason;
+  const sizes = settled.map((outcome) => (outcome.status === "fulfilled" ? outcome.value.size : 0));
+  return Math.max(0, ...sizes);
+}
+
+/** Publishes one file (a binary asset or a doc) under the rule's destinations. */
+export async function publishFile(
+  target: PublishTarget,
+  rule: PublishRule,
+  source: Readable,
+  contentLength?: number,
+): Promise<PublishedFile> {
+  const targets = targetsFor(rule, target.placement);
+  const key = targets.versionedKey ?? targets.latestKey ?? rule.destination;
+  const size = await putToTargets(target, targets, source, contentTypeFor(key), contentLength);
+  return { file: rule.source, size, targets };
+}
+
+/**
+ * Publishes the files of a zip archive under the rule's destination folder, one entry at a
+ * time; unsafe entries are refused (never written) and reported.
+ */
+export async function publishZip(
+  target: PublishTarget,
+  rule: PublishRule,
+  source: Readable,
+): Promise<PublishedZip> {
+  // Validate the destination (and the tag) before spending a download on it.
+  targetsFor(rule, target.placement, "entry");
+  const counter = new ByteCounter();
+  source.once("error", (error) => counter.destroy(error));
+  const files: PublishedFile[] = [];
+  const walk = await walkZipStream(source.pipe(counter), target.tempDir, async (entry) => {
+    const targets = targetsFor(rule, target.placement, entry.path);
+    const stored = await putToTargets(
+      target,
+      targets,
+      await entry.open(),
+      contentTypeFor(entry.path),
+      entry.size,
+    );
+    files.push({ file: `${rule.source}/${entry.path}`, size: stored, targets });
+  });
+  return { size: counter.bytes, files, refused: walk.refused };
+}
