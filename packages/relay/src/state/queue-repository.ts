@@ -50,6 +50,50 @@ export interface QueueRepository {
   recordRetry(pk: number, change: { attempts: number; lastError: string; now: number }): void;
   markSent(pk: number, change: { attempts: number; now: number }): void;
   markFailed(pk: number, change: { attempts: number; lastError: string; now: number }): void;
+
+  // --- The asynchronous queue (src/queue/) ---
+
+  /** `pk`s of the due rows (`queued`, `next_attempt_at <= now`), oldest first. */
+  duePks(now: number): number[];
+  /** Takes a due row for an attempt (`queued → sending`); undefined when it is not `queued`. */
+  claim(pk: number, now: number): QueueRow | undefined;
+  /** A queue attempt failed and another follows: back to `queued`, due at `nextAttemptAt`. */
+  reschedule(
+    pk: number,
+    change: { attempts: number; lastError: string; nextAttemptAt: number; now: number },
+  ): void;
+  /** `GET /queue`: the filters combine with AND; newest first. */
+  list(filters: QueueFilters): QueueEntry[];
+  /** Retention: deletes the `sent`/`failed` rows finished before `cutoff`; returns how many. */
+  deleteFinishedBefore(cutoff: number): number;
+  /** Rows still to deliver (`queued`, `sending`) and the spool file each needs. */
+  pendingSpoolFiles(): Array<{ pk: number; spool_file: string | null }>;
+  /**
+   * Boot recovery, in one transaction: the `lost` rows become `failed` with `lastError`, then
+   * every row left `sending` (interrupted by a crash) becomes `queued`, due at `now`.
+   */
+  recover(change: { lost: readonly number[]; lastError: string; now: number }): {
+    failed: number;
+    requeued: number;
+  };
+}
+
+/** `GET /queue` filters; absent ones do not filter. */
+export interface QueueFilters {
+  estado?: QueueState;
+  /** Partial match on the recipient (case-insensitive for ASCII, as SQLite's LIKE). */
+  rcpt?: string;
+  message_id?: string;
+  client_id?: string;
+  limit: number;
+}
+
+const ENTRY_COLUMNS =
+  "pk, message_id, client_id, envelope_from, rcpt, estado, attempts, next_attempt_at, last_error, created_at";
+
+/** `text` as a LIKE pattern matching it anywhere, its own `%`, `_` and `\\` taken literally. */
+function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
 }
 
 export function createQueueRepository(db: Database): QueueRepository {
@@ -84,7 +128,83 @@ export function createQueueRepository(db: Database): QueueRepository {
      WHERE pk = @pk
   `);
 
+  const selectDue = db
+    .prepare<[number], number>(
+      "SELECT pk FROM queue WHERE estado = 'queued' AND next_attempt_at <= ? ORDER BY created_at, pk",
+    )
+    .pluck();
+  const claimRow = db.prepare<[{ pk: number; now: number }], QueueRow>(`
+    UPDATE queue SET estado = 'sending', updated_at = @now
+     WHERE pk = @pk AND estado = 'queued'
+    RETURNING *
+  `);
+  const setRescheduled = db.prepare<
+    [{ pk: number; attempts: number; lastError: string; nextAttemptAt: number; now: number }],
+    void
+  >(`
+    UPDATE queue
+       SET estado = 'queued', attempts = @attempts, last_error = @lastError,
+           next_attempt_at = @nextAttemptAt, updated_at = @now
+     WHERE pk = @pk
+  `);
+  const deleteFinished = db.prepare<[number], void>(
+    "DELETE FROM queue WHERE finished_at IS NOT NULL AND finished_at < ?",
+  );
+  const selectPending = db.prepare<[], { pk: number; spool_file: string | null }>(
+    "SELECT pk, spool_file FROM queue WHERE estado IN ('queued', 'sending')",
+  );
+  const setLost = db.prepare<[{ pk: number; lastError: string; now: number }], void>(`
+    UPDATE queue SET estado = 'failed', last_error = @lastError, updated_at = @now, finished_at = @now
+     WHERE pk = @pk AND estado IN ('queued', 'sending')
+  `);
+  const setRequeued = db.prepare<[{ now: number }], void>(
+    "UPDATE queue SET estado = 'queued', next_attempt_at = @now, updated_at = @now WHERE estado = 'sending'",
+  );
+  const recoverAll = db.transaction(
+    ({ lost, lastError, now }: { lost: readonly number[]; lastError: string; now: number }) => {
+      let failed = 0;
+      for (const pk of lost) failed += setLost.run({ pk, lastError, now }).changes;
+      return { failed, requeued: setRequeued.run({ now }).changes };
+    },
+  );
+  // One prepared statement per combination of filters present (at most 16), built from fixed
+  // fragments: the values are always bound, never spliced in.
+  const listStatements = new Map<string, ReturnType<typeof db.prepare>>();
+  const listStatement = (filters: QueueFilters) => {
+    const clauses: string[] = [];
+    if (filters.estado !== undefined) clauses.push("estado = @estado");
+    if (filters.rcpt !== undefined) clauses.push("rcpt LIKE @rcpt ESCAPE '\\'");
+    if (filters.message_id !== undefined) clauses.push("message_id = @message_id");
+    if (filters.client_id !== undefined) clauses.push("client_id = @client_id");
+    const where = clauses.length > 0 ? `WHERE ${clauses.join(" AND ")}` : "";
+    let statement = listStatements.get(where);
+    if (!statement) {
+      // Newest first: pk follows insertion order.
+      statement = db.prepare(
+        `SELECT ${ENTRY_COLUMNS} FROM queue ${where} ORDER BY pk DESC LIMIT @limit`,
+      );
+      listStatements.set(where, statement);
+    }
+    return statement;
+  };
+
   return {
+    duePks: (now) => selectDue.all(now),
+    claim: (pk, now) => claimRow.get({ pk, now }),
+    reschedule(pk, change) {
+      setRescheduled.run({ pk, ...change });
+    },
+    list(filters) {
+      const params: Record<string, string | number> = { limit: filters.limit };
+      if (filters.estado !== undefined) params.estado = filters.estado;
+      if (filters.rcpt !== undefined) params.rcpt = containsPattern(filters.rcpt);
+      if (filters.message_id !== undefined) params.message_id = filters.message_id;
+      if (filters.client_id !== undefined) params.client_id = filters.client_id;
+      return listStatement(filters).all(params) as QueueEntry[];
+    },
+    deleteFinishedBefore: (cutoff) => deleteFinished.run(cutoff).changes,
+    pendingSpoolFiles: () => selectPending.all(),
+    recover: (change) => recoverAll(change),
     insert: (entries, now) => insertMany(entries, now),
     get: (pk) => selectRow.get(pk),
     markSending(pk, now) {
