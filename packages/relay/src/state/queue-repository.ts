@@ -91,7 +91,7 @@ export interface QueueFilters {
 const ENTRY_COLUMNS =
   "pk, message_id, client_id, envelope_from, rcpt, estado, attempts, next_attempt_at, last_error, created_at";
 
-/** `text` as a LIKE pattern matching it anywhere, its own `%`, `_` and `\\` taken literally. */
+/** `text` as a LIKE pattern matching it anywhere, its own `%`, `_` and backslash taken literally. */
 function containsPattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
 }
