@@ -1,0 +1,114 @@
+import type { Logger } from "@rd/common";
+import type { Clock } from "../clock.js";
+import type { SchedulerState } from "./scheduler-state.js";
+
+/**
+ * The database lease that lets several instances share one schedule: a round (identified by the
+ * start of its interval slot) runs on the one instance that claims it, and never while another
+ * instance's round is still running.
+ */
+export interface RoundLease {
+  /** Claims the round starting at `roundAt`; false when it is taken or another round runs. */
+  acquire(roundAt: Date): Promise<boolean>;
+  /** Extends the claim of a round still running. */
+  renew(): Promise<void>;
+  /** Ends the claim once the round is over (the round stays taken). */
+  release(): Promise<void>;
+}
+
+/** What one tick did. */
+export type TickOutcome = "ran" | "still_running" | "taken_elsewhere" | "failed";
+
+export interface ReleaseSchedulerOptions {
+  /** Time between rounds; 0 or less means the scheduler never starts. */
+  readonly intervalMs: number;
+  /** Checks every active repository once. */
+  readonly round: () => Promise<void>;
+  readonly lease: RoundLease;
+  readonly state: SchedulerState;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** How often a running round renews its lease (see `LEASE_TTL_MS` of the lease). */
+  readonly renewEveryMs: number;
+}
+
+/**
+ * Runs `round` every interval: the first round when started (a restart catches up on releases
+ * whose webhook was missed), then on each tick. A tick while this instance's round is still
+ * running is skipped; a tick whose round another instance claimed is skipped too.
+ */
+export class ReleaseScheduler {
+  private timer: NodeJS.Timeout | undefined;
+  private current: Promise<TickOutcome> | undefined;
+
+  constructor(private readonly options: ReleaseSchedulerOptions) {}
+
+  /** Starts ticking (no-op when the interval is 0 or it already runs). */
+  start(): void {
+    const { intervalMs, state, logger } = this.options;
+    if (intervalMs <= 0 || this.timer) return;
+    this.timer = setInterval(() => void this.tick(), intervalMs);
+    state.setRunning(true);
+    logger.info("scheduler started", { interval_ms: intervalMs });
+    void this.tick();
+  }
+
+  /** Stops ticking and waits for a round in progress to finish. */
+  async stop(): Promise<void> {
+    if (this.timer) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+      this.options.state.setRunning(false);
+      this.options.logger.info("scheduler stopped");
+    }
+    await this.current;
+  }
+
+  /** One scheduled tick: runs the round of the current slot unless skipped. */
+  tick(): Promise<TickOutcome> {
+    if (this.current) {
+      this.options.logger.warn("scheduler round skipped: the previous round is still running");
+      return Promise.resolve("still_running");
+    }
+    const run = this.runClaimedRound().finally(() => {
+      this.current = undefined;
+    });
+    this.current = run;
+    return run;
+  }
+
+  private async runClaimedRound(): Promise<TickOutcome> {
+    const { intervalMs, lease, clock, logger, renewEveryMs } = this.options;
+    const now = clock.now().getTime();
+    const roundAt = new Date(now - (now % intervalMs));
+    try {
+      if (!(await lease.acquire(roundAt))) {
+        logger.debug("scheduler round taken by another instance", { round: roundAt.toISOString() });
+        return "taken_elsewhere";
+      }
+    } catch (error) {
+      logger.error("scheduler lease unavailable", { error: (error as Error).message });
+      return "failed";
+    }
+    const renewal = setInterval(() => {
+      lease.renew().catch((error: Error) => {
+        logger.warn("scheduler lease renewal failed", { error: error.message });
+      });
+    }, renewEveryMs);
+    const started = clock.now().getTime();
+    try {
+      logger.info("scheduler round started", { round: roundAt.toISOString() });
+      await this.options.round();
+      logger.info("scheduler round finished", { duration_ms: clock.now().getTime() - started });
+      return "ran";
+    } catch (error) {
+      logger.error("scheduler round failed", { error: (error as Error).message });
+      return "failed";
+    } finally {
+      clearInterval(renewal);
+      await lease.release().catch((error: Error) => {
+        logger.warn("scheduler lease release failed", { error: error.message });
+      });
+    }
+  }
+}
