@@ -1,4 +1,5 @@
 import { hostname } from "node:os";
+import type { Clock } from "../clock.js";
 import type { DnsResolver } from "../dns/dns-resolver.js";
 import type { QueueRepository } from "../state/queue-repository.js";
 import {
@@ -52,6 +53,9 @@ export interface OutboundDeps {
   queue: QueueRepository;
   /** The ledger (`ledger.emit`). */
   emit: (event: DeliveryEvent) => void;
+  /** Time of the queue rows' timestamps; default the system clock. */
+  clock?: Clock;
+  /** Waits of the gate and the retry schedule; default real time. */
   timer?: GateTimer;
 }
 
@@ -103,7 +107,8 @@ export function createOutbound(deps: OutboundDeps): Outbound {
     return settings.domains[domain]?.require_tls ?? settings.require_tls;
   };
 
-  const nowSecs = () => Math.floor(timer.now() / 1000);
+  const clock = deps.clock ?? timer;
+  const nowSecs = () => Math.floor(clock.now() / 1000);
 
   return {
     attempt,

@@ -13,6 +13,9 @@ const RAW = Buffer.from(
   `Message-ID: ${MESSAGE_ID}\r\nFrom: a@sender.test\r\nSubject: hi\r\n\r\nhello\r\n`,
 );
 
+/** The relay's clock, which stamps the queue rows. */
+const CLOCK_MS = Date.UTC(2026, 0, 2, 3, 4, 5);
+
 let dir: { path: string; remove(): Promise<void> };
 let db: Database;
 let queue: QueueRepository;
@@ -57,6 +60,7 @@ function outbound(current: () => OutboundSettings) {
     dns: createDnsResolver("127.0.0.1:9", 200),
     queue,
     emit: (event) => events.push({ ...event, at: Date.now() }),
+    clock: { now: () => CLOCK_MS },
   });
   return { instance, events };
 }
@@ -98,6 +102,8 @@ describe("outbound delivery", () => {
         estado: "sent",
         attempts: 1,
         spool_file: null,
+        created_at: CLOCK_MS / 1000,
+        finished_at: CLOCK_MS / 1000,
       }),
       expect.objectContaining({
         rcpt: "y@bad.test",
