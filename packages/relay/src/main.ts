@@ -20,12 +20,19 @@ import { loadConfigFile } from "./config/config-loader.js";
 import { type ConfigStore, createConfigStore } from "./config/config-store.js";
 import type { RelayEnv } from "./config/env.js";
 import { parseListenAddress } from "./config/listen-address.js";
+import { createOutbound } from "./delivery/outbound.js";
+import { createDkimSigner } from "./dkim/dkim-signer.js";
 import { createDnsResolver, type DnsResolver } from "./dns/dns-resolver.js";
 import { createDomainService } from "./domains/domain-service.js";
 import { buildApp, type RelayApp } from "./http/app.js";
 import { createLedger, LEDGER_TARGET, type Ledger } from "./ledger/ledger.js";
 import { createClientRepository } from "./state/client-repository.js";
+import { createQueueRepository } from "./state/queue-repository.js";
+import { createQuotaRepository } from "./state/quota-repository.js";
 import { openStateDatabase } from "./state/state-database.js";
+import { createDomainQuota } from "./submission/domain-quota.js";
+import { createMessageDispatch } from "./submission/message-dispatch.js";
+import { createSubmissionService } from "./submission/submission-service.js";
 import { VERSION } from "./version.js";
 
 // In-flight requests get this long to finish at shutdown (decisions: at most 10 s).
@@ -75,6 +82,20 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
 
   const clientRepository = createClientRepository(db);
   const authenticator = createClientAuthenticator(clientRepository);
+  const outbound = createOutbound({
+    settings: () => config.current(),
+    dns,
+    queue: createQueueRepository(db),
+    emit: (event) => ledger.emit(event),
+  });
+  const submission = createSubmissionService({
+    config,
+    clock,
+    ledger,
+    signer: createDkimSigner({ now: () => new Date(clock.now()) }),
+    quota: createDomainQuota(createQuotaRepository(db), clock),
+    dispatch: createMessageDispatch({ asyncMode: env.asyncMode, deliverNow: outbound.deliver }),
+  });
   const app = await buildApp({
     env,
     config,
@@ -86,6 +107,7 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
     clients: createClientService({ clients: clientRepository, authenticator, config, clock }),
     domains: createDomainService({ config, machineHostname: hostname(), logger: log }),
     access: createAccessSettings(config),
+    submission,
   });
 
   let closed: Promise<void> | undefined;

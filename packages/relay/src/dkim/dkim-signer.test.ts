@@ -99,7 +99,7 @@ describe("createDkimSigner", () => {
     ]);
   });
 
-  it("reads a key once, and again only after forget", async () => {
+  it("reads a key once, and again only after its path is no longer retained", async () => {
     const keyPath = join(dir.path, "cached.pem");
     await writeFile(keyPath, first.pem);
     const reads: string[] = [];
@@ -112,6 +112,7 @@ describe("createDkimSigner", () => {
     });
     const identity = { domain: "example.test", selector: "relay", keyPath };
     await Promise.all([signer.sign(message, identity), signer.sign(message, identity)]);
+    signer.retain([keyPath]);
     await signer.sign(message, identity);
     expect(reads).toEqual([keyPath]);
 
@@ -120,7 +121,7 @@ describe("createDkimSigner", () => {
     dns.setZone({ "relay._domainkey.example.test": { TXT: [second.txt] } });
     const stale = await signer.sign(message, identity);
     expect((await verify(stale))[0]?.status.result).toBe("fail");
-    signer.forget(keyPath);
+    signer.retain([join(dir.path, "other.pem")]);
     const fresh = await signer.sign(message, identity);
     expect((await verify(fresh))[0]?.status.result).toBe("pass");
     expect(reads).toEqual([keyPath, keyPath]);

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
-import { defineError } from "@rd/common";
 import { dkimSign } from "mailauth";
+import { Errors } from "../http/errors.js";
 
 /**
  * Headers the DKIM signature covers, those present in the message (decisions → Sending).
@@ -24,13 +24,6 @@ export const SIGNED_HEADERS = [
 export const DKIM_ALGORITHM = "rsa-sha256";
 export const DKIM_CANONICALIZATION = "relaxed/relaxed";
 
-/** The domain's private key could not be read or used: a local fault, not the client's. */
-export const SigningFailedError = defineError(
-  "signing_failed",
-  500,
-  "the message could not be signed",
-);
-
 /** What signs one message: `d=` domain, `s=` selector and the PEM private key's path. */
 export interface SigningIdentity {
   readonly domain: string;
@@ -41,8 +34,12 @@ export interface SigningIdentity {
 export interface DkimSigner {
   /** Returns the message with its `DKIM-Signature` header prepended. */
   sign(message: Buffer, identity: SigningIdentity): Promise<Buffer>;
-  /** Drops a cached key (its domain was removed or recreated with a new key). */
-  forget(keyPath: string): void;
+  /**
+   * Keeps only the cached keys at these paths: called with the configured domains' keys after
+   * every configuration change, so a removed (or removed and recreated) domain's key is read
+   * from its file again.
+   */
+  retain(keyPaths: Iterable<string>): void;
 }
 
 // NOTE: mailauth 4.x reads only `signatureData` (the top-level fields its typings ask for
@@ -69,7 +66,7 @@ export interface DkimSignerOptions {
 
 /**
  * A DKIM signer that reads each domain's private key once (asynchronously) and keeps it,
- * keyed by its path, until `forget` drops it.
+ * keyed by its path, until `retain` drops it.
  */
 export function createDkimSigner(options: DkimSignerOptions = {}): DkimSigner {
   const readKey = options.readKey ?? ((path: string) => readFile(path));
@@ -95,7 +92,7 @@ export function createDkimSigner(options: DkimSignerOptions = {}): DkimSigner {
       try {
         privateKey = await keyFor(keyPath);
       } catch {
-        throw SigningFailedError(`the private key of ${domain} could not be read`);
+        throw Errors.signingFailed(`the private key of ${domain} could not be read`);
       }
       const { signatures, errors } = await signWithMailauth(message, {
         canonicalization: DKIM_CANONICALIZATION,
@@ -105,12 +102,13 @@ export function createDkimSigner(options: DkimSignerOptions = {}): DkimSigner {
         signatureData: [{ signingDomain: domain, selector, privateKey }],
       });
       if (errors.length > 0 || signatures.trim() === "") {
-        throw SigningFailedError(`the message could not be signed for ${domain}`);
+        throw Errors.signingFailed(`the message could not be signed for ${domain}`);
       }
       return Buffer.concat([Buffer.from(signatures, "utf8"), message]);
     },
-    forget(keyPath) {
-      keys.delete(keyPath);
+    retain(keyPaths) {
+      const kept = new Set(keyPaths);
+      for (const path of keys.keys()) if (!kept.has(path)) keys.delete(path);
     },
   };
 }

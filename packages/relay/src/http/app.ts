@@ -31,6 +31,7 @@ import type { ConfigStore } from "../config/config-store.js";
 import type { RelayEnv } from "../config/env.js";
 import type { DomainService } from "../domains/domain-service.js";
 import type { Ledger } from "../ledger/ledger.js";
+import type { SubmissionService } from "../submission/submission-service.js";
 import { createErrorHandler } from "./error-handler.js";
 import { Errors } from "./errors.js";
 import { OpenApiCollector } from "./openapi.js";
@@ -41,6 +42,7 @@ import { domainRoutes } from "./routes/domains.js";
 import { healthRoutes } from "./routes/health.js";
 import { openApiRoutes } from "./routes/openapi.js";
 import { rateLimitRoutes } from "./routes/ratelimit.js";
+import { sendRoutes } from "./routes/send.js";
 
 // Management bodies are small; the send routes raise their own limit per route.
 export const ADMIN_BODY_LIMIT = 64 * 1024;
@@ -57,6 +59,7 @@ export interface AppDeps {
   clients: ClientService;
   domains: DomainService;
   access: AccessSettings;
+  submission: SubmissionService;
 }
 
 /** What a route module receives: the app's deps plus the OpenAPI collector. */
@@ -80,6 +83,7 @@ const ROUTE_MODULES: ReadonlyArray<(app: RelayApp, deps: RouteDeps) => void> = [
   clientRoutes,
   rateLimitRoutes,
   allowlistRoutes,
+  sendRoutes,
 ];
 
 export async function buildApp(deps: AppDeps): Promise<RelayApp> {
@@ -95,6 +99,8 @@ export async function buildApp(deps: AppDeps): Promise<RelayApp> {
   // TypeBox checks bodies exactly as declared (no coercion, unknown fields refused when the
   // schema says so); path and query strings are converted to the declared types.
   app.setValidatorCompiler(TypeBoxValidatorCompiler);
+  // Bodies are JSON only: any other content type is 415 rather than a string the schema refuses.
+  app.removeContentTypeParser("text/plain");
   app.setErrorHandler(createErrorHandler(logger));
   app.setNotFoundHandler(async (request) => {
     throw Errors.notFound(`no route ${request.method} ${request.url.split("?")[0]}`);

@@ -17,6 +17,10 @@ export const Errors = {
     "the From header domain differs from the envelope",
   ),
   repeatedHeader: defineError("repeated_header", 400, "a signed header is repeated"),
+  badFrom: defineError("bad_from", 400, "from must be 'Name <a@domain>' or 'a@domain'"),
+  badRecipient: defineError("bad_recipient", 400, "a recipient is not a valid address"),
+  emptyRaw: defineError("empty_raw", 400, "raw is empty"),
+  badMessage: defineError("bad_message", 400, "the message header block is malformed"),
   unauthorized: defineError("unauthorized", 401, "missing or wrong credentials"),
   forbidden: defineError("forbidden", 403, "this address may not call the relay"),
   domainPending: defineError("domain_pending", 403, "the sender domain is not active yet"),
@@ -32,6 +36,7 @@ export const Errors = {
   rateLimited: defineError("rate_limited", 429, "too many requests; retry later"),
   quotaExceeded: defineError("quota_exceeded", 429, "the sender domain's quota is used up"),
   persistFailed: defineError("persist_failed", 500, "the change could not be saved"),
+  signingFailed: defineError("signing_failed", 500, "the message could not be signed"),
   internal: defineError("internal", 500, "internal error"),
   unavailable: defineError("unavailable", 503, "the service is not available"),
 } as const;

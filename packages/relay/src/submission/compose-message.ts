@@ -1,6 +1,6 @@
 import MailComposer from "nodemailer/lib/mail-composer/index.js";
+import { Errors } from "../http/errors.js";
 import { type Mailbox, parseMailbox } from "./mailbox.js";
-import { BadFromError, BadRecipientError } from "./submission-errors.js";
 
 /** The fields of `POST /send` as they arrive (already shape-checked by the route schema). */
 export interface SendFields {
@@ -23,7 +23,7 @@ export interface ValidatedSend {
 /** Checks the sender and recipients of `/send`; throws `bad_from` / `bad_recipient`. */
 export function validateSendFields(fields: SendFields): ValidatedSend {
   const from = parseMailbox(fields.from);
-  if (!from) throw BadFromError();
+  if (!from) throw Errors.badFrom();
   const to = uniqueRecipients(fields.to);
   return { ...fields, from, to };
 }
@@ -37,7 +37,7 @@ export function uniqueRecipients(values: readonly string[]): Mailbox[] {
   const recipients: Mailbox[] = [];
   for (const value of values) {
     const mailbox = parseMailbox(value);
-    if (!mailbox) throw BadRecipientError(`invalid recipient address: ${JSON.stringify(value)}`);
+    if (!mailbox) throw Errors.badRecipient(`invalid recipient address: ${JSON.stringify(value)}`);
     const key = mailbox.address.toLowerCase();
     if (seen.has(key)) continue;
     seen.add(key);

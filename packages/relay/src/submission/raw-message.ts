@@ -1,10 +1,5 @@
 import addressparser from "nodemailer/lib/addressparser/index.js";
-import {
-  BadMessageError,
-  EmptyRawError,
-  FromMismatchError,
-  RepeatedHeaderError,
-} from "./submission-errors.js";
+import { Errors } from "../http/errors.js";
 
 /** Headers that may appear at most once in a submitted message (decisions → Sending). */
 export const SINGLE_INSTANCE_HEADERS = ["from", "to", "subject", "date", "message-id"] as const;
@@ -25,7 +20,9 @@ export interface PreparedRawMessage {
   readonly message: Buffer;
   /** The `Message-ID` (angle-bracketed): the client's own when it gave one. */
   readonly messageId: string;
+  /** Octets of the Subject header value as written (encoded words not decoded). */
   readonly subjectLength: number;
+  /** Octets after the header block. */
   readonly bodyBytes: number;
 }
 
@@ -43,15 +40,21 @@ export interface RawMessageContext {
  * envelope domain), and missing `Date` / `Message-ID` headers are prepended. Everything else,
  * the body, attachments and custom headers, is kept byte for byte.
  */
-export function prepareRawMessage(raw: string, context: RawMessageContext): PreparedRawMessage {
-  if (raw.trim() === "") throw EmptyRawError();
-  const normalised = raw.replace(/\r\n|\r|\n/g, CRLF);
+export function prepareRawMessage(
+  raw: Buffer | string,
+  context: RawMessageContext,
+): PreparedRawMessage {
+  // NOTE: the message is handled as latin1 text, one character per byte, so that any octets
+  // (8-bit bodies, non-UTF-8 charsets) come back out unchanged. A JSON string is UTF-8 first.
+  const text = (typeof raw === "string" ? Buffer.from(raw, "utf8") : raw).toString("latin1");
+  if (text.trim() === "") throw Errors.emptyRaw();
+  const normalised = text.replace(/\r\n|\r|\n/g, CRLF);
   const { headerBlock, body } = splitMessage(normalised);
   const fields = parseHeaderBlock(headerBlock);
 
   for (const name of SINGLE_INSTANCE_HEADERS) {
     if (fields.filter((field) => field.name.toLowerCase() === name).length > 1) {
-      throw RepeatedHeaderError(`the ${canonicalName(name)} header appears more than once`);
+      throw Errors.repeatedHeader(`the ${canonicalName(name)} header appears more than once`);
     }
   }
   checkFromDomain(fieldValue(fields, "from"), context.envelopeDomain);
@@ -64,16 +67,16 @@ export function prepareRawMessage(raw: string, context: RawMessageContext): Prep
     added.push(`Message-ID: ${messageId}`);
   } else {
     const match = MSG_ID.exec(messageId);
-    if (!match) throw BadMessageError("the Message-ID header is not of the form <id@domain>");
+    if (!match) throw Errors.badMessage("the Message-ID header is not of the form <id@domain>");
     messageId = match[0];
   }
 
   const prefix = added.map((line) => line + CRLF).join("");
   return {
-    message: Buffer.from(prefix + normalised, "utf8"),
+    message: Buffer.from(prefix + normalised, "latin1"),
     messageId,
     subjectLength: (fieldValue(fields, "subject") ?? "").length,
-    bodyBytes: Buffer.byteLength(body, "utf8"),
+    bodyBytes: body.length,
   };
 }
 
@@ -94,14 +97,14 @@ export function parseHeaderBlock(headerBlock: string): HeaderField[] {
   for (const [index, line] of headerBlock.split(CRLF).entries()) {
     if (line.startsWith(" ") || line.startsWith("\t")) {
       const current = fields.at(-1);
-      if (!current) throw BadMessageError("the message starts with a continuation line");
+      if (!current) throw Errors.badMessage("the message starts with a continuation line");
       current.value += line;
       continue;
     }
     const colon = line.indexOf(":");
     const name = colon > 0 ? line.slice(0, colon).trimEnd() : "";
     if (!FIELD_NAME.test(name)) {
-      throw BadMessageError(`header line ${index + 1} is not "Name: value"`);
+      throw Errors.badMessage(`header line ${index + 1} is not "Name: value"`);
     }
     fields.push({ name, value: line.slice(colon + 1) });
   }
@@ -113,13 +116,13 @@ function fieldValue(fields: readonly HeaderField[], name: string): string | unde
 }
 
 function checkFromDomain(from: string | undefined, envelopeDomain: string): void {
-  if (from === undefined) throw FromMismatchError("the message has no From header");
+  if (from === undefined) throw Errors.fromMismatch("the message has no From header");
   const addresses = addressparser(from, { flatten: true });
-  if (addresses.length === 0) throw FromMismatchError("the From header holds no address");
+  if (addresses.length === 0) throw Errors.fromMismatch("the From header holds no address");
   for (const { address } of addresses) {
     const domain = address.slice(address.lastIndexOf("@") + 1).toLowerCase();
     if (!address.includes("@") || domain !== envelopeDomain.toLowerCase()) {
-      throw FromMismatchError(
+      throw Errors.fromMismatch(
         `the From header address ${JSON.stringify(address)} is not on ${envelopeDomain}`,
       );
     }

@@ -1,0 +1,181 @@
+import type { Clock } from "../clock.js";
+import type { ConfigStore } from "../config/config-store.js";
+import type { DomainConfig } from "../config/schema.js";
+import type { DkimSigner } from "../dkim/dkim-signer.js";
+import { Errors } from "../http/errors.js";
+import type { Ledger } from "../ledger/ledger.js";
+import { NO_MESSAGE_ID } from "../ledger/ledger-events.js";
+import type { ClientRecord } from "../state/client-repository.js";
+import {
+  composeMessage,
+  type SendFields,
+  uniqueRecipients,
+  validateSendFields,
+} from "./compose-message.js";
+import type { DomainQuota } from "./domain-quota.js";
+import { parseMailbox } from "./mailbox.js";
+import type { MessageDispatch, RecipientResult } from "./message-dispatch.js";
+import { createMessageId } from "./message-id.js";
+import { prepareRawMessage } from "./raw-message.js";
+
+/** A ready message submitted with its envelope (`/send-raw`, and the SMTP submission port). */
+export interface RawSubmission {
+  /** Envelope sender: defines the domain and its DKIM kit. */
+  readonly from: string;
+  /** Envelope recipients, one delivery each. */
+  readonly to: readonly string[];
+  /** The complete RFC 5322 message. */
+  readonly raw: Buffer | string;
+}
+
+/** The answer to an accepted submission. */
+export interface SubmissionOutcome {
+  readonly messageId: string;
+  /** `async` when the message was queued (HTTP 202) rather than delivered (HTTP 200). */
+  readonly mode: "sync" | "async";
+  readonly results: RecipientResult[];
+}
+
+/**
+ * The submission pipeline shared by HTTP and SMTP, in order: envelope → authorization (the
+ * client's domain list, then the domain's configuration) → build or normalise the MIME →
+ * `received` → quota → DKIM sign (`signed`) → delivery or queue.
+ * The credential itself is checked by the transport before it calls in.
+ */
+export interface SubmissionService {
+  /**
+   * `POST /send`. `client` is undefined only on an open instance (no `RELAY_AUTH_TOKEN`),
+   * which may then send for any configured active domain.
+   */
+  submitFields(client: ClientRecord | undefined, fields: SendFields): Promise<SubmissionOutcome>;
+  /** `POST /send-raw` and SMTP: a client always. */
+  submitRaw(client: ClientRecord, submission: RawSubmission): Promise<SubmissionOutcome>;
+}
+
+export interface SubmissionDeps {
+  config: ConfigStore;
+  clock: Clock;
+  ledger: Ledger;
+  signer: DkimSigner;
+  quota: DomainQuota;
+  dispatch: MessageDispatch;
+}
+
+const refusedMessageIds = new WeakMap<object, string>();
+
+/**
+ * The `message_id` a refused submission had reached (for the `rejected` event), or `-` when it
+ * was refused before a message existed.
+ */
+export function messageIdOfRefusal(error: unknown): string {
+  return (
+    (typeof error === "object" && error !== null && refusedMessageIds.get(error)) || NO_MESSAGE_ID
+  );
+}
+
+export function createSubmissionService(deps: SubmissionDeps): SubmissionService {
+  // A domain removed (or removed and added again with a new key) must not sign with a stale key.
+  deps.config.onChange((config) => {
+    deps.signer.retain(Object.values(config.domains).map((domain) => domain.key_path));
+  });
+
+  /**
+   * Authorization in the decided order: the client's list first, so the answer does not tell
+   * which domains exist; then the configuration (unknown → no_dkim_kit, pending → 403).
+   */
+  function authorize(client: ClientRecord | undefined, domain: string): DomainConfig {
+    if (client && !client.domains.some((allowed) => allowed.toLowerCase() === domain)) {
+      throw Errors.domainNotAllowed(`this client may not send for ${domain}`);
+    }
+    const config = deps.config.current().domains[domain];
+    if (!config) throw Errors.noDkimKit(`${domain} has no DKIM kit on this relay`);
+    if (config.status !== "active") throw Errors.domainPending();
+    return config;
+  }
+
+  /** From the accepted message on: quota, signature, delivery. */
+  async function accept(
+    client: ClientRecord | undefined,
+    envelope: { from: string; domain: string; recipients: readonly string[] },
+    domainConfig: DomainConfig,
+    built: { messageId: string; message: Buffer; subjectLength: number; bodyBytes: number },
+  ): Promise<SubmissionOutcome> {
+    const { messageId } = built;
+    try {
+      deps.ledger.emit({
+        event: "received",
+        message_id: messageId,
+        from: envelope.from,
+        from_domain: envelope.domain,
+        rcpt_count: envelope.recipients.length,
+        subject_len: built.subjectLength,
+        body_bytes: built.bodyBytes,
+      });
+      const limits = domainConfig.limits ?? deps.config.current().default_domain_limits;
+      deps.quota.consume(envelope.domain, envelope.recipients.length, limits);
+      const { selector } = domainConfig;
+      const signed = await deps.signer.sign(built.message, {
+        domain: envelope.domain,
+        selector,
+        keyPath: domainConfig.key_path,
+      });
+      deps.ledger.emit({
+        event: "signed",
+        message_id: messageId,
+        domain: envelope.domain,
+        selector,
+      });
+      const results = await deps.dispatch.send({
+        messageId,
+        clientId: client?.client_id,
+        envelopeFrom: envelope.from,
+        domain: envelope.domain,
+        recipients: envelope.recipients,
+        message: signed,
+      });
+      return { messageId, mode: deps.dispatch.mode, results };
+    } catch (error) {
+      if (typeof error === "object" && error !== null) refusedMessageIds.set(error, messageId);
+      throw error;
+    }
+  }
+
+  return {
+    async submitFields(client, fields) {
+      const send = validateSendFields(fields);
+      const domainConfig = authorize(client, send.from.domain);
+      const messageId = createMessageId(send.from.domain);
+      const message = await composeMessage(send, { messageId, date: new Date(deps.clock.now()) });
+      const recipients = send.to.map((mailbox) => mailbox.address);
+      return accept(
+        client,
+        { from: send.from.address, domain: send.from.domain, recipients },
+        domainConfig,
+        {
+          messageId,
+          message,
+          subjectLength: send.subject.length,
+          bodyBytes: Buffer.byteLength(send.text ?? "") + Buffer.byteLength(send.html ?? ""),
+        },
+      );
+    },
+
+    async submitRaw(client, submission) {
+      const from = parseMailbox(submission.from);
+      if (!from) throw Errors.badFrom("from must be the envelope sender address, a@domain");
+      const recipients = uniqueRecipients(submission.to).map((mailbox) => mailbox.address);
+      const domainConfig = authorize(client, from.domain);
+      const prepared = prepareRawMessage(submission.raw, {
+        envelopeDomain: from.domain,
+        newMessageId: () => createMessageId(from.domain),
+        now: new Date(deps.clock.now()),
+      });
+      return accept(
+        client,
+        { from: from.address, domain: from.domain, recipients },
+        domainConfig,
+        prepared,
+      );
+    },
+  };
+}
