@@ -220,8 +220,11 @@ export function createSmtpTransport(options: SmtpTransportOptions): SmtpTranspor
       const response = info.response.replace(/\r?\n/g, " ");
       return { kind: "delivered", receipt: { host: target.label, response, tls } };
     } catch (error) {
-      connection.close();
-      return { kind: "refused", error: classify(asSmtpError(error), target.label, tls) };
+      const failure = asSmtpError(error);
+      // A refusal leaves the session usable: end it politely. Anything else: drop it.
+      if (failure.responseCode !== undefined) quit(connection);
+      else connection.close();
+      return { kind: "refused", error: classify(failure, target.label, tls) };
     }
   }
 
