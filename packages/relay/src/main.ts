@@ -87,6 +87,7 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
     dns,
     queue: createQueueRepository(db),
     emit: (event) => ledger.emit(event),
+    clock,
   });
   const submission = createSubmissionService({
     config,
