@@ -1,0 +1,194 @@
+import { isAbsolute, resolve } from "node:path";
+import { parseLogFilter } from "@rd/common";
+
+/** Where the data lives: a SQLite file (the default) or a MySQL/MariaDB server. */
+export type DatabaseConfig =
+  | { readonly kind: "sqlite"; readonly file: string }
+  | { readonly kind: "mysql"; readonly url: string };
+
+/** The service's configuration, parsed once from the environment and frozen. */
+export interface Config {
+  /** Interface the HTTP server binds to (`HOST`, default all interfaces). */
+  readonly host: string;
+  readonly port: number;
+  readonly database: DatabaseConfig;
+  /** `X-API-Key` value; when unset, API-key-only endpoints refuse every request. */
+  readonly apiKey: string | undefined;
+  readonly hostingWebhookSecret: string | undefined;
+  /** When unset, main.ts generates one and persists it beside the database (see jwt-secret.ts). */
+  readonly jwtSecret: string | undefined;
+  readonly codehost: { readonly apiUrl: string; readonly token: string | undefined };
+  /** The service's own base URL (no trailing slash); https turns on the `Secure` cookie flag. */
+  readonly publicUrl: string | undefined;
+  readonly objectstore: {
+    readonly endpoint: string | undefined;
+    readonly region: string;
+    readonly accessKeyId: string | undefined;
+    readonly secretAccessKey: string | undefined;
+  };
+  readonly localStorageDir: string;
+  /** 0 turns the scheduler off. */
+  readonly schedulerIntervalMinutes: number;
+  readonly telegram: {
+    readonly botToken: string | undefined;
+    readonly chatId: string | undefined;
+    readonly apiUrl: string;
+  };
+  /** `RUST_LOG`-style filter (`info`, `debug`, `delivery::http=debug`). */
+  readonly logFilter: string | undefined;
+}
+
+/** A configuration value that cannot be used; the message names the variable. */
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`${variable}: ${problem}`);
+    this.name = "ConfigError";
+  }
+}
+
+// Defaults of the decisions document, each in one place.
+const DEFAULT_PORT = 8081;
+const DEFAULT_HOST = "0.0.0.0";
+const DEFAULT_SQLITE_FILE = "./data/delivery.db";
+const DEFAULT_CODEHOST_API_URL = "https://api.github.com";
+const DEFAULT_LOCAL_STORAGE_DIR = "./data/files";
+const DEFAULT_SCHEDULER_INTERVAL_MINUTES = 10;
+const DEFAULT_TELEGRAM_API_URL = "https://api.telegram.org";
+/** S3 clients need a region even for S3-compatible servers that ignore it. */
+const DEFAULT_OBJECTSTORE_REGION = "us-east-1";
+/** HS256 keys shorter than the hash output (256 bits) weaken the signature (RFC 7518 §3.2). */
+const MIN_JWT_SECRET_LENGTH = 32;
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** An unset or blank variable is absent. */
+function optional(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value ? value : undefined;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `expected a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) {
+    throw new ConfigError(name, `expected a number between ${min} and ${max}, got ${value}`);
+  }
+  return value;
+}
+
+function httpUrl(env: Env, name: string, fallback?: string): string | undefined {
+  const raw = optional(env, name) ?? fallback;
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `expected an http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new ConfigError(name, `expected an http(s) URL, got "${raw}"`);
+  }
+  return raw.replace(/\/+$/, "");
+}
+
+function sqliteFile(path: string): string {
+  return isAbsolute(path) ? path : resolve(path);
+}
+
+function database(env: Env): DatabaseConfig {
+  const raw = optional(env, "DATABASE_URL");
+  if (raw === undefined) return { kind: "sqlite", file: sqliteFile(DEFAULT_SQLITE_FILE) };
+  if (/^(mysql|mariadb):\/\//i.test(raw)) {
+    try {
+      const url = new URL(raw);
+      if (!url.hostname || url.pathname.length <= 1) throw new Error("incomplete");
+    } catch {
+      throw new ConfigError("DATABASE_URL", "expected mysql://user:password@host:port/database");
+    }
+    // NOTE: mysql2 only understands the mysql: scheme.
+    return { kind: "mysql", url: raw.replace(/^mariadb:/i, "mysql:") };
+  }
+  const sqlite = /^(?:sqlite|file):(?:\/\/)?(.+)$/i.exec(raw);
+  if (sqlite?.[1]) return { kind: "sqlite", file: sqliteFile(sqlite[1]) };
+  throw new ConfigError(
+    "DATABASE_URL",
+    `expected mysql://… or sqlite:<path>, got "${raw.replace(/:[^:@/]*@/, ":***@")}"`,
+  );
+}
+
+function pair(env: Env, first: string, second: string): [string | undefined, string | undefined] {
+  const a = optional(env, first);
+  const b = optional(env, second);
+  if (a !== undefined && b === undefined)
+    throw new ConfigError(second, `required when ${first} is set`);
+  if (b !== undefined && a === undefined)
+    throw new ConfigError(first, `required when ${second} is set`);
+  return [a, b];
+}
+
+/** Parses the environment once; throws `ConfigError` naming the first bad variable. */
+export function loadConfig(env: Env): Config {
+  const logFilter = optional(env, "RUST_LOG");
+  try {
+    parseLogFilter(logFilter);
+  } catch (error) {
+    throw new ConfigError("RUST_LOG", (error as Error).message);
+  }
+  const jwtSecret = optional(env, "JWT_SECRET");
+  if (jwtSecret !== undefined && jwtSecret.length < MIN_JWT_SECRET_LENGTH) {
+    throw new ConfigError("JWT_SECRET", `must be at least ${MIN_JWT_SECRET_LENGTH} characters`);
+  }
+  const [accessKeyId, secretAccessKey] = pair(
+    env,
+    "OBJECTSTORE_ACCESS_KEY",
+    "OBJECTSTORE_SECRET_KEY",
+  );
+  const [botToken, chatId] = pair(env, "TELEGRAM_BOT_TOKEN", "TELEGRAM_CHAT_ID");
+
+  const config: Config = {
+    host: optional(env, "HOST") ?? DEFAULT_HOST,
+    port: integer(env, "PORT", DEFAULT_PORT, 0, 65535),
+    database: database(env),
+    apiKey: optional(env, "API_KEY"),
+    hostingWebhookSecret: optional(env, "HOSTING_WEBHOOK_SECRET"),
+    jwtSecret,
+    codehost: {
+      apiUrl: httpUrl(env, "CODEHOST_API_URL", DEFAULT_CODEHOST_API_URL) as string,
+      token: optional(env, "CODEHOST_TOKEN"),
+    },
+    publicUrl: httpUrl(env, "PUBLIC_URL"),
+    objectstore: {
+      endpoint: httpUrl(env, "OBJECTSTORE_ENDPOINT"),
+      region: optional(env, "OBJECTSTORE_REGION") ?? DEFAULT_OBJECTSTORE_REGION,
+      accessKeyId,
+      secretAccessKey,
+    },
+    localStorageDir: resolve(optional(env, "LOCAL_STORAGE_DIR") ?? DEFAULT_LOCAL_STORAGE_DIR),
+    schedulerIntervalMinutes: integer(
+      env,
+      "SCHEDULER_INTERVAL_MINUTES",
+      DEFAULT_SCHEDULER_INTERVAL_MINUTES,
+      0,
+      7 * 24 * 60,
+    ),
+    telegram: {
+      botToken,
+      chatId,
+      apiUrl: httpUrl(env, "TELEGRAM_API_URL", DEFAULT_TELEGRAM_API_URL) as string,
+    },
+    logFilter,
+  };
+  return deepFreeze(config);
+}
+
+function deepFreeze<T extends object>(value: T): T {
+  for (const child of Object.values(value)) {
+    if (child && typeof child === "object") deepFreeze(child);
+  }
+  return Object.freeze(value);
+}

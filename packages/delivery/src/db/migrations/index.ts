@@ -1,0 +1,36 @@
+import type { Kysely, Migration, MigrationProvider } from "kysely";
+import type { SqlDialect } from "../dialect.js";
+import * as foundation from "./0001-foundation.js";
+
+/** One versioned step of the schema. `up` receives the dialect helpers for what differs. */
+export interface VersionedMigration {
+  readonly name: string;
+  up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void>;
+}
+
+/**
+ * Every migration, oldest first. Append new ones at the end with the next number
+ * (`0002-…`): names sort in this order and applied names must never change.
+ */
+export const MIGRATIONS: readonly VersionedMigration[] = [
+  { name: "0001-foundation", up: foundation.up },
+];
+
+/**
+ * Hands Kysely's Migrator the migrations compiled into the program: nothing is read from the
+ * filesystem at run time, so the compiled JavaScript works wherever it is installed.
+ */
+export function migrationProvider(
+  dialect: SqlDialect,
+  migrations: readonly VersionedMigration[] = MIGRATIONS,
+): MigrationProvider {
+  return {
+    async getMigrations() {
+      const entries = migrations.map((step): [string, Migration] => [
+        step.name,
+        { up: (db) => step.up(db, dialect) },
+      ]);
+      return Object.fromEntries(entries);
+    },
+  };
+}

@@ -1,0 +1,32 @@
+import type { Generated } from "kysely";
+
+// NOTE: timestamps are stored as ISO 8601 UTC strings (`Date#toISOString`, fixed width), so they
+// compare and sort correctly as text in both SQLite and MySQL and need no per-dialect conversion.
+// Booleans are stored as 0/1: better-sqlite3 cannot bind JS booleans, mysql2 returns TINYINT as a
+// number; repositories convert at their edge (`toDbBool`/`fromDbBool` in dialect.ts).
+
+export interface RepositoriesTable {
+  id: Generated<number>;
+  owner: string;
+  name: string;
+  active: number;
+  last_check: string | null;
+  created_at: string;
+}
+
+export interface UsersTable {
+  id: Generated<number>;
+  email: string;
+  name: string;
+  password_hash: string;
+  created_at: string;
+}
+
+/**
+ * Every table the service knows. A module that adds a table adds its interface here and its
+ * migration to `migrations/index.ts`.
+ */
+export interface Schema {
+  repositories: RepositoriesTable;
+  users: UsersTable;
+}

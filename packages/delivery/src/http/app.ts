@@ -1,0 +1,103 @@
+// buildApp(deps): the whole HTTP application, without listening (main.ts listens; tests inject).
+//
+// To add a route module:
+//   1. write `src/<area>/…-routes.ts` (or `src/http/routes/`) exporting a
+//      `FastifyPluginAsyncTypebox<Options>` whose Options name exactly the services it uses;
+//   2. give every route `config: { access: "public" | "user" | "apiKey" | "session" }` (see
+//      access-control.ts; a route without it makes buildApp throw) and TypeBox schemas (they
+//      validate input and feed /openapi.json);
+//   3. add those services to `AppDeps` below and register the module in `buildApp` with
+//      `await app.register(myRoutes, { myService: deps.myService })`;
+//   4. build the services in `createServices` (services.ts), which main.ts and tests share.
+// Throw `defineError` errors from services: the error handler turns them into `{error}`.
+import cookie from "@fastify/cookie";
+import swagger from "@fastify/swagger";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import type { Logging } from "@rd/common";
+import Fastify, { type FastifyInstance } from "fastify";
+import type { RepoService } from "../repositories/repo-service.js";
+import type { HealthProbe, StatusService } from "../status/status-service.js";
+import type { AuthService } from "../users/auth-service.js";
+import type { TokenService } from "../users/token-service.js";
+import { type AccessLevel, installAccessControl } from "./access-control.js";
+import { installErrorHandler } from "./error-handler.js";
+import { authRoutes } from "./routes/auth-routes.js";
+import { generalRoutes } from "./routes/general-routes.js";
+import { repositoriesRoutes } from "./routes/repositories-routes.js";
+import { statusRoutes } from "./routes/status-routes.js";
+
+/** Largest accepted request body (JSON payloads, webhook deliveries). */
+const BODY_LIMIT_BYTES = 1024 * 1024;
+
+export interface AppDeps {
+  readonly version: string;
+  readonly logging: Logging;
+  /** Undefined: API-key-only endpoints refuse every request. */
+  readonly apiKey: string | undefined;
+  /** `PUBLIC_URL`; https turns on `Secure` cookies. */
+  readonly publicUrl: string | undefined;
+  readonly database: HealthProbe;
+  readonly tokens: TokenService;
+  readonly auth: AuthService;
+  readonly repos: RepoService;
+  readonly status: StatusService;
+}
+
+/** OpenAPI security requirement of each access level. */
+const SECURITY: Record<AccessLevel, Array<Record<string, string[]>>> = {
+  public: [],
+  user: [{ apiKey: [] }, { cookie: [] }, { bearer: [] }],
+  apiKey: [{ apiKey: [] }],
+  session: [{ cookie: [] }, { bearer: [] }],
+};
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: false,
+    bodyLimit: BODY_LIMIT_BYTES,
+    // Idle keep-alive connections are closed at shutdown; requests in flight are awaited.
+    forceCloseConnections: "idle",
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  const log = deps.logging.forTarget("delivery::http");
+
+  installErrorHandler(app, log);
+  await app.register(cookie);
+  installAccessControl(app, { apiKey: deps.apiKey, tokens: deps.tokens });
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.0.3",
+      info: { title: "Release-delivery service", version: deps.version },
+      components: {
+        securitySchemes: {
+          apiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
+          cookie: { type: "apiKey", in: "cookie", name: "access_token" },
+          bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
+        },
+      },
+    },
+    transform: ({ schema, url, route }) => {
+      const access = route.config?.access ?? "public";
+      return { schema: { ...schema, security: SECURITY[access] } as typeof schema, url };
+    },
+  });
+
+  app.addHook("onResponse", async (request, reply) => {
+    log.info("request", {
+      method: request.method,
+      path: request.url.split("?")[0],
+      status: reply.statusCode,
+      duration_ms: Math.round(reply.elapsedTime),
+    });
+  });
+
+  await app.register(generalRoutes, { version: deps.version, database: deps.database });
+  await app.register(authRoutes, {
+    auth: deps.auth,
+    secureCookies: deps.publicUrl?.startsWith("https://") ?? false,
+  });
+  await app.register(repositoriesRoutes, { repos: deps.repos });
+  await app.register(statusRoutes, { status: deps.status });
+
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,146 @@
+// The composition root: config → logging → database (migrated) → adapters → services → HTTP.
+//
+// `startService(config)` opens the real adapters, builds the app with `createServices` +
+// `buildApp` and listens; `serve(env)` adds the process concerns (config errors, signals,
+// graceful shutdown). To wire a new adapter: open it in `startService`, pass it to
+// `createServices` (services.ts), and close it in `stop()` after the HTTP server.
+import {
+  createLogging,
+  type Logging,
+  type LoggingOptions,
+  waitForStopSignal,
+  withinDeadline,
+} from "@rd/common";
+import type { FastifyInstance } from "fastify";
+import { type Clock, systemClock } from "./clock.js";
+import { type CodeHostPolicy, GithubClient } from "./codehost/github-client.js";
+import { type Config, ConfigError, loadConfig } from "./config.js";
+import { migrateToLatest, openDatabase } from "./db/database.js";
+import { buildApp } from "./http/app.js";
+import { resolveJwtSecret } from "./jwt-secret.js";
+import { createSchedulerState } from "./scheduler/scheduler-state.js";
+import { createServices } from "./services.js";
+import type { ReleaseActivity } from "./status/status-service.js";
+import { VERSION } from "./version.js";
+
+/** Requests in flight at shutdown get this long to finish (decisions: at most 10 s). */
+export const SHUTDOWN_GRACE_MS = 10_000;
+
+/** Until the release history exists (issue #5), no release has been processed. */
+const noReleaseHistory: ReleaseActivity = { countProcessedSince: async () => 0 };
+
+export interface StartOptions {
+  readonly logging?: Logging;
+  readonly clock?: Clock;
+  readonly codehostPolicy?: Partial<CodeHostPolicy>;
+}
+
+export interface RunningService {
+  readonly app: FastifyInstance;
+  /** `http://host:port` the server listens on. */
+  readonly address: string;
+  /** Stops accepting, lets requests in flight finish (≤ SHUTDOWN_GRACE_MS), closes the database. */
+  stop(): Promise<void>;
+}
+
+export async function startService(
+  config: Config,
+  options: StartOptions = {},
+): Promise<RunningService> {
+  const logging = options.logging ?? createLogging({ filter: config.logFilter });
+  const log = logging.forTarget("delivery::main");
+  const clock = options.clock ?? systemClock;
+
+  const database = openDatabase(config.database);
+  try {
+    const applied = await migrateToLatest(database);
+    log.info("database ready", { dialect: database.dialect.kind, migrations_applied: applied });
+    const jwtSecret = await resolveJwtSecret(config, log);
+    const codehost = new GithubClient({
+      baseUrl: config.codehost.apiUrl,
+      token: config.codehost.token,
+      logger: logging.forTarget("delivery::codehost"),
+      ...(options.codehostPolicy ? { policy: options.codehostPolicy } : {}),
+    });
+    if (!config.apiKey) log.warn("API_KEY is not set: API-key-only endpoints refuse every request");
+
+    const app = await buildApp(
+      createServices({
+        config,
+        logging,
+        database,
+        codehost,
+        clock,
+        jwtSecret,
+        scheduler: createSchedulerState(),
+        objectstore: null,
+        releases: noReleaseHistory,
+      }),
+    );
+    const address = await app.listen({ host: config.host, port: config.port });
+    log.info("listening", { address, version: VERSION });
+
+    return {
+      app,
+      address,
+      async stop() {
+        const closing = app.close();
+        if (!(await withinDeadline(closing, SHUTDOWN_GRACE_MS))) {
+          log.warn("requests still in flight after the grace period: closing their connections");
+          app.server.closeAllConnections();
+          await closing;
+        }
+        await database.close();
+        log.info("stopped");
+      },
+    };
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+}
+
+export interface ServeOptions {
+  /** Resolves when the service should stop; SIGTERM/SIGINT by default. */
+  readonly stopSignal?: Promise<unknown>;
+  readonly logDestination?: LoggingOptions["destination"];
+  readonly codehostPolicy?: Partial<CodeHostPolicy>;
+}
+
+/** `delivery serve`: runs until a stop signal; the exit code (0 clean, 1 failed, 2 bad config). */
+export async function serve(
+  env: Readonly<Record<string, string | undefined>>,
+  options: ServeOptions = {},
+): Promise<number> {
+  const destination = options.logDestination ? { destination: options.logDestination } : {};
+  let config: Config;
+  try {
+    config = loadConfig(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    const logging = createLogging(destination);
+    logging.forTarget("delivery::config").error(`invalid configuration: ${error.message}`, {
+      variable: error.variable,
+    });
+    logging.flush();
+    return 2;
+  }
+  const logging = createLogging({ filter: config.logFilter, ...destination });
+  const log = logging.forTarget("delivery::main");
+  const stopSignal = options.stopSignal ?? waitForStopSignal();
+  try {
+    const service = await startService(config, {
+      logging,
+      ...(options.codehostPolicy ? { codehostPolicy: options.codehostPolicy } : {}),
+    });
+    const signal = await stopSignal;
+    log.info("shutting down", { signal: typeof signal === "string" ? signal : undefined });
+    await service.stop();
+    return 0;
+  } catch (error) {
+    log.error("service failed", { error: (error as Error).message });
+    return 1;
+  } finally {
+    logging.flush();
+  }
+}

@@ -1,0 +1,60 @@
+import type { Logging } from "@rd/common";
+import type { Clock } from "./clock.js";
+import type { GithubClient } from "./codehost/github-client.js";
+import type { Config } from "./config.js";
+import type { Database } from "./db/database.js";
+import type { AppDeps } from "./http/app.js";
+import { RepoRepository } from "./repositories/repo-repository.js";
+import { RepoService } from "./repositories/repo-service.js";
+import type { SchedulerState } from "./scheduler/scheduler-state.js";
+import { type HealthProbe, type ReleaseActivity, StatusService } from "./status/status-service.js";
+import { AuthService } from "./users/auth-service.js";
+import { createPasswordHasher, type PasswordHasher } from "./users/password-hasher.js";
+import { TokenService } from "./users/token-service.js";
+import { UserRepository } from "./users/user-repository.js";
+import { VERSION } from "./version.js";
+
+/** The adapters (side effects) the services are built on; main.ts opens the real ones. */
+export interface Adapters {
+  readonly config: Config;
+  readonly logging: Logging;
+  readonly database: Database;
+  readonly codehost: GithubClient;
+  readonly clock: Clock;
+  readonly jwtSecret: string;
+  readonly scheduler: SchedulerState;
+  /** The S3-compatible object store, when one is configured. */
+  readonly objectstore: HealthProbe | null;
+  readonly releases: ReleaseActivity;
+  /** bcrypt at the production cost unless given. */
+  readonly hasher?: PasswordHasher;
+}
+
+/** Builds every service from the adapters: the one composition shared by main.ts and tests. */
+export function createServices(adapters: Adapters): AppDeps {
+  const { config, database, clock } = adapters;
+  const tokens = new TokenService(adapters.jwtSecret, clock);
+  const users = new UserRepository(database.db);
+  const repoRepository = new RepoRepository(database.db);
+  return {
+    version: VERSION,
+    logging: adapters.logging,
+    apiKey: config.apiKey,
+    publicUrl: config.publicUrl,
+    database,
+    tokens,
+    auth: new AuthService(users, adapters.hasher ?? createPasswordHasher(), tokens, clock),
+    repos: new RepoService(repoRepository, adapters.codehost, clock),
+    status: new StatusService({
+      version: VERSION,
+      repos: repoRepository,
+      releases: adapters.releases,
+      database,
+      objectstore: adapters.objectstore,
+      codehost: adapters.codehost,
+      scheduler: adapters.scheduler,
+      schedulerIntervalMinutes: config.schedulerIntervalMinutes,
+      clock,
+    }),
+  };
+}

@@ -1,0 +1,90 @@
+import type { Clock } from "../clock.js";
+import type { RateLimit } from "../codehost/github-client.js";
+import type { SchedulerState } from "../scheduler/scheduler-state.js";
+
+/** How long a code-host rate limit reading is reused: /monitor/status is public and cheap. */
+export const RATE_LIMIT_CACHE_MS = 30_000;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Counts releases processed since a moment (implemented by the release history). */
+export interface ReleaseActivity {
+  countProcessedSince(since: Date): Promise<number>;
+}
+
+export interface HealthProbe {
+  isHealthy(): Promise<boolean>;
+}
+
+export interface StatusSources {
+  readonly version: string;
+  readonly repos: { counts(): Promise<{ active: number; total: number }> };
+  readonly releases: ReleaseActivity;
+  readonly database: HealthProbe;
+  /** The S3-compatible object store; null when none is configured (reported as false). */
+  readonly objectstore: HealthProbe | null;
+  readonly codehost: { getRateLimit(): Promise<RateLimit> };
+  readonly scheduler: SchedulerState;
+  readonly schedulerIntervalMinutes: number;
+  readonly clock: Clock;
+}
+
+/** The `GET /monitor/status` document. */
+export interface SystemStatus {
+  version: string;
+  repositories: { active: number; total: number };
+  releases_last_24h: number;
+  /** Null fields when the code host could not be asked. */
+  codehost_rate_limit: {
+    limit: number | null;
+    remaining: number | null;
+    used: number | null;
+    reset: number | null;
+  };
+  services: { mysql: boolean; objectstore: boolean };
+  scheduler: { running: boolean; interval_minutes: number };
+}
+
+const UNKNOWN_RATE_LIMIT = { limit: null, remaining: null, used: null, reset: null };
+
+/** Gathers the system status; every source is asked concurrently. */
+export class StatusService {
+  private rateLimitCache: { value: RateLimit; at: number } | undefined;
+
+  constructor(private readonly sources: StatusSources) {}
+
+  async status(): Promise<SystemStatus> {
+    const { sources } = this;
+    const now = sources.clock.now();
+    const databaseUp = await sources.database.isHealthy();
+    // With the database down, its counters cannot be read: report what is known.
+    const [counts, releases, objectstore, rateLimit] = await Promise.all([
+      databaseUp ? sources.repos.counts() : { active: 0, total: 0 },
+      databaseUp ? sources.releases.countProcessedSince(new Date(now.getTime() - DAY_MS)) : 0,
+      sources.objectstore ? sources.objectstore.isHealthy() : false,
+      this.rateLimit(now.getTime()),
+    ]);
+    return {
+      version: sources.version,
+      repositories: counts,
+      releases_last_24h: releases,
+      codehost_rate_limit: rateLimit ?? UNKNOWN_RATE_LIMIT,
+      services: { mysql: databaseUp, objectstore },
+      scheduler: {
+        running: sources.scheduler.running,
+        interval_minutes: sources.schedulerIntervalMinutes,
+      },
+    };
+  }
+
+  private async rateLimit(now: number): Promise<RateLimit | null> {
+    const cached = this.rateLimitCache;
+    if (cached && now - cached.at < RATE_LIMIT_CACHE_MS) return cached.value;
+    try {
+      const value = await this.sources.codehost.getRateLimit();
+      this.rateLimitCache = { value, at: now };
+      return value;
+    } catch {
+      return null;
+    }
+  }
+}

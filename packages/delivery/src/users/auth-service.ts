@@ -1,0 +1,106 @@
+import { defineError } from "@rd/common";
+import type { Clock } from "../clock.js";
+import { MAX_PASSWORD_BYTES, type PasswordHasher } from "./password-hasher.js";
+import type { IssuedToken, TokenService } from "./token-service.js";
+import type { User, UserRepository } from "./user-repository.js";
+
+/** The one answer to every failed login, whatever failed (unknown email or wrong password). */
+export const InvalidCredentials = defineError(
+  "invalid_credentials",
+  401,
+  "Invalid email or password",
+);
+export const InvalidInput = defineError("invalid_input", 400, "Invalid input");
+/** Registration without the API key after the first user exists. */
+export const RegistrationClosed = defineError("unauthorized", 401, "Unauthorized");
+export const SessionExpired = defineError("unauthorized", 401, "Unauthorized");
+export const UserNotFound = defineError("user_not_found", 401, "Unauthorized");
+
+export const MIN_PASSWORD_LENGTH = 8;
+// A pragmatic shape check (RFC 5321 length limit); deliverability is not ours to prove.
+const EMAIL_PATTERN = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
+const MAX_EMAIL_LENGTH = 254;
+
+export interface Registration {
+  readonly email: string;
+  readonly password: string;
+  readonly name: string;
+}
+
+export interface Session {
+  readonly user: User;
+  readonly access: IssuedToken;
+  readonly refresh: IssuedToken;
+}
+
+/** Registration, login and token refresh; knows nothing of HTTP or cookies. */
+export class AuthService {
+  constructor(
+    private readonly users: UserRepository,
+    private readonly hasher: PasswordHasher,
+    private readonly tokens: TokenService,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Registers a user. With the API key anyone may be added; without it only the very first
+   * user (bootstrap), atomically.
+   */
+  async register(input: Registration, withApiKey: boolean): Promise<User> {
+    const email = input.email.trim().toLowerCase();
+    const name = input.name.trim();
+    if (email.length > MAX_EMAIL_LENGTH || !EMAIL_PATTERN.test(email)) {
+      throw InvalidInput("Invalid email address");
+    }
+    if (input.password.length < MIN_PASSWORD_LENGTH) {
+      throw InvalidInput(`Password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+    }
+    if (Buffer.byteLength(input.password, "utf8") > MAX_PASSWORD_BYTES) {
+      throw InvalidInput(`Password must be at most ${MAX_PASSWORD_BYTES} bytes`);
+    }
+    if (!name) throw InvalidInput("Name must not be empty");
+    if (!withApiKey && (await this.users.count()) > 0) throw RegistrationClosed();
+
+    const user = {
+      email,
+      name,
+      passwordHash: await this.hasher.hash(input.password),
+      createdAt: this.clock.now().toISOString(),
+    };
+    if (withApiKey) return this.users.create(user);
+    const first = await this.users.createFirst(user);
+    if (!first) throw RegistrationClosed();
+    return first;
+  }
+
+  /** Checks the password and opens a session; every failure is `InvalidCredentials`. */
+  async login(email: string, password: string): Promise<Session> {
+    const user = await this.users.findByEmail(email.trim().toLowerCase());
+    const valid = user
+      ? await this.hasher.verify(password, user.passwordHash)
+      : await this.hasher.verifyUnknown(password);
+    if (!user || !valid) throw InvalidCredentials();
+    const subject = { userId: user.id, email: user.email };
+    const [access, refresh] = await Promise.all([
+      this.tokens.issue(subject, "access"),
+      this.tokens.issue(subject, "refresh"),
+    ]);
+    const { passwordHash: _, ...publicUser } = user;
+    return { user: publicUser, access, refresh };
+  }
+
+  /** A new access token from a valid refresh token of a user who still exists. */
+  async refresh(refreshToken: string | undefined): Promise<IssuedToken> {
+    const subject = refreshToken ? await this.tokens.verify(refreshToken, "refresh") : null;
+    if (!subject) throw SessionExpired();
+    const user = await this.users.findById(subject.userId);
+    if (!user) throw SessionExpired();
+    return this.tokens.issue({ userId: user.id, email: user.email }, "access");
+  }
+
+  async profile(userId: number): Promise<User> {
+    const user = await this.users.findById(userId);
+    if (!user) throw UserNotFound();
+    return user;
+  }
+}

@@ -1,0 +1,28 @@
+import { randomBytes } from "node:crypto";
+import bcrypt from "bcrypt";
+
+/** bcrypt work factor for stored passwords (~250 ms per hash on a current server core). */
+export const BCRYPT_COST = 12;
+/** bcrypt reads only the first 72 bytes of a password; longer ones are refused, not truncated. */
+export const MAX_PASSWORD_BYTES = 72;
+
+/** Hashes and checks passwords; `verifyUnknown` spends the time of a real check and fails. */
+export interface PasswordHasher {
+  hash(password: string): Promise<string>;
+  verify(password: string, hash: string): Promise<boolean>;
+  /** For an unknown account: compares against a dummy hash so the answer takes the same time. */
+  verifyUnknown(password: string): Promise<false>;
+}
+
+export function createPasswordHasher(cost: number = BCRYPT_COST): PasswordHasher {
+  let dummy: Promise<string> | undefined;
+  return {
+    hash: (password) => bcrypt.hash(password, cost),
+    verify: (password, hash) => bcrypt.compare(password, hash),
+    async verifyUnknown(password) {
+      dummy ??= bcrypt.hash(randomBytes(18).toString("base64"), cost);
+      await bcrypt.compare(password, await dummy);
+      return false;
+    },
+  };
+}

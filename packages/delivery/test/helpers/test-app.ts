@@ -1,0 +1,103 @@
+import { createLogging } from "@rd/common";
+import { LogCapture } from "@rd/common/test-kit";
+import type { FastifyInstance } from "fastify";
+import type { Clock } from "../../src/clock.js";
+import { GithubClient } from "../../src/codehost/github-client.js";
+import { type Config, loadConfig } from "../../src/config.js";
+import type { Database } from "../../src/db/database.js";
+import { buildApp } from "../../src/http/app.js";
+import { createSchedulerState, type SchedulerState } from "../../src/scheduler/scheduler-state.js";
+import { type Adapters, createServices } from "../../src/services.js";
+import type { HealthProbe, ReleaseActivity } from "../../src/status/status-service.js";
+import { createPasswordHasher } from "../../src/users/password-hasher.js";
+import { type GithubStub, startGithubStub } from "../fixtures/github-stub.js";
+import { createTestDatabase, type Dialect, type TestDatabase } from "./test-database.js";
+
+export const TEST_API_KEY = "test-api-key-0123456789";
+export const TEST_JWT_SECRET = "test-jwt-secret-0123456789abcdefghijklmnop";
+
+/** A clock the test moves by hand. */
+export class ManualClock implements Clock {
+  constructor(private current = new Date("2026-01-15T12:00:00.000Z")) {}
+  now(): Date {
+    return new Date(this.current);
+  }
+  advance(ms: number): void {
+    this.current = new Date(this.current.getTime() + ms);
+  }
+}
+
+export interface TestApp {
+  readonly app: FastifyInstance;
+  readonly database: Database;
+  readonly testDatabase: TestDatabase;
+  readonly stub: GithubStub;
+  readonly config: Config;
+  readonly clock: ManualClock;
+  readonly scheduler: SchedulerState;
+  readonly logs: LogCapture;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  /** Environment variables on top of the test defaults (API key, JWT secret, stub URL). */
+  readonly env?: Record<string, string | undefined>;
+  readonly objectstore?: HealthProbe | null;
+  readonly releases?: ReleaseActivity;
+}
+
+/** An app wired exactly as main.ts does, on a fresh database and a GitHub stub. */
+export async function createTestApp(
+  dialect: Dialect,
+  options: TestAppOptions = {},
+): Promise<TestApp> {
+  const stub = await startGithubStub();
+  const testDatabase = await createTestDatabase(dialect);
+  const config = loadConfig({
+    DATABASE_URL: testDatabase.url,
+    API_KEY: TEST_API_KEY,
+    JWT_SECRET: TEST_JWT_SECRET,
+    CODEHOST_API_URL: stub.url,
+    CODEHOST_TOKEN: "stub-token",
+    ...options.env,
+  });
+  const database = await testDatabase.open();
+  const logs = new LogCapture();
+  const logging = createLogging({ destination: logs, filter: "debug" });
+  const clock = new ManualClock();
+  const scheduler = createSchedulerState();
+  const adapters: Adapters = {
+    config,
+    logging,
+    database,
+    codehost: new GithubClient({
+      baseUrl: config.codehost.apiUrl,
+      token: config.codehost.token,
+      logger: logging.forTarget("delivery::codehost"),
+      policy: { retryBaseDelayMs: 5 },
+    }),
+    clock,
+    jwtSecret: config.jwtSecret ?? TEST_JWT_SECRET,
+    scheduler,
+    objectstore: options.objectstore ?? null,
+    releases: options.releases ?? { countProcessedSince: async () => 0 },
+    // The lowest bcrypt cost keeps the suite fast; the timing test builds its own hasher.
+    hasher: createPasswordHasher(4),
+  };
+  const app = await buildApp(createServices(adapters));
+  return {
+    app,
+    database,
+    testDatabase,
+    stub,
+    config,
+    clock,
+    scheduler,
+    logs,
+    async close() {
+      await app.close();
+      await testDatabase.drop();
+      await stub.close();
+    },
+  };
+}
