@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SendRelay } from "../send/send-harness.js";
+
+/** Outbound delivery seen through the running relay: HTTP in, SMTP sinks out, ledger, queue rows. */
+describe("outbound delivery in the relay", () => {
+  let relay: SendRelay;
+  let authorization: string;
+  let clientId: string;
+  beforeAll(async () => {
+    relay = await SendRelay.start({
+      sinks: {
+        "dest.test": { tls: "none" },
+        "busy.test": { reject: { stage: "rcpt", code: 451, message: "4.3.2 busy" } },
+      },
+      config: { sync_retry_delays_secs: [0, 0.1] },
+    });
+    await relay.addDomain("shop.test");
+    ({ authorization, clientId } = await relay.addClient(["shop.test"]));
+  });
+  afterAll(() => relay.close());
+
+  const send = (to: string[]) =>
+    relay.post(
+      "/send",
+      { from: "a@shop.test", to, subject: "hi", text: "hello" },
+      {
+        authorization,
+      },
+    );
+
+  /** Start times (ms) of the `attempt` ledger events of one message. */
+  function attemptTimes(messageId: string): number[] {
+    return relay.relay.logs
+      .forTarget("relay::ledger")
+      .filter((line) => {
+        const event = JSON.parse((line.fields as { ledger: string }).ledger);
+        return event.event === "attempt" && event.message_id === messageId;
+      })
+      .map((line) => Date.parse(String(line.timestamp)));
+  }
+
+  function queueRows(messageId: string) {
+    return relay.relay.relay.db
+      .prepare("SELECT * FROM queue WHERE message_id = ? ORDER BY pk")
+      .all(messageId) as Array<Record<string, unknown>>;
+  }
+
+  it("follows PUT /ratelimit send_delay_secs at once: spaced attempts, then parallel at 0", async () => {
+    const put = (send_delay_secs: number) =>
+      relay.relay.admin("PUT", "/ratelimit", { send_delay_secs });
+    expect((await put(0.3)).statusCode).toBe(200);
+    const gated = await send(["a@dest.test", "b@dest.test", "c@dest.test"]);
+    expect(gated.statusCode).toBe(200);
+    const gatedTimes = attemptTimes(gated.json().message_id);
+    expect(gatedTimes).toHaveLength(3);
+    expect(gatedTimes[1]! - gatedTimes[0]!).toBeGreaterThanOrEqual(290);
+    expect(gatedTimes[2]! - gatedTimes[1]!).toBeGreaterThanOrEqual(290);
+
+    expect((await put(0)).statusCode).toBe(200);
+    const parallel = await send(["a@dest.test", "b@dest.test", "c@dest.test"]);
+    const parallelTimes = attemptTimes(parallel.json().message_id);
+    expect(Math.max(...parallelTimes) - Math.min(...parallelTimes)).toBeLessThan(200);
+  });
+
+  it("records every synchronous delivery as a queue row of the sending client", async () => {
+    const response = await send(["x@dest.test", "y@busy.test"]);
+    const { message_id, results } = response.json();
+    expect(results).toEqual([
+      {
+        to: "x@dest.test",
+        ok: true,
+        detail: expect.stringMatching(/^entregue via 127\.0\.0\.1:\d+: 250 /),
+      },
+      { to: "y@busy.test", ok: false, detail: expect.stringMatching(/^451 4\.3\.2 busy/) },
+    ]);
+    expect(queueRows(message_id)).toEqual([
+      expect.objectContaining({
+        client_id: clientId,
+        envelope_from: "a@shop.test",
+        rcpt: "x@dest.test",
+        estado: "sent",
+        attempts: 1,
+      }),
+      expect.objectContaining({
+        rcpt: "y@busy.test",
+        estado: "failed",
+        attempts: 2,
+        last_error: expect.stringMatching(/^451 /),
+      }),
+    ]);
+  });
+
+  it("writes the delivery trail to the ledger under the message's id", async () => {
+    const response = await send(["z@busy.test"]);
+    const { message_id } = response.json();
+    const trail = relay
+      .ledger()
+      .filter((event) => event.message_id === message_id && event.rcpt === "z@busy.test")
+      .map((event) => event.event);
+    expect(trail).toEqual([
+      "mx_resolved",
+      "attempt",
+      "deferred",
+      "mx_resolved",
+      "attempt",
+      "failed",
+    ]);
+  });
+});
