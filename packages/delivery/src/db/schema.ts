@@ -22,6 +22,24 @@ export interface UsersTable {
   created_at: string;
 }
 
+export interface NotificationsTable {
+  id: Generated<number>;
+  type: string;
+  repository: string;
+  tag: string;
+  message: string;
+  delivered: number;
+  created_at: string;
+}
+
+/** One row per named lease: the last claimed scheduler round and who runs it until when. */
+export interface SchedulerLeaseTable {
+  name: string;
+  holder: string;
+  round_at: string;
+  expires_at: string;
+}
+
 /**
  * Every table the service knows. A module that adds a table adds its interface here and its
  * migration to `migrations/index.ts`.
@@ -29,4 +47,6 @@ export interface UsersTable {
 export interface Schema {
   repositories: RepositoriesTable;
   users: UsersTable;
+  notifications: NotificationsTable;
+  scheduler_lease: SchedulerLeaseTable;
 }
