@@ -135,3 +135,30 @@ describe("parseHeaderBlock", () => {
     ]);
   });
 });
+
+describe("prepareRawMessage on bytes", () => {
+  it("keeps octets that are not UTF-8 (an 8-bit latin1 body) unchanged", () => {
+    const head = Buffer.from(
+      "From: ana@example.test\nDate: Tue, 03 Mar 2026 10:00:00 +0000\nMessage-ID: <l1@example.test>\n" +
+        "Content-Type: text/plain; charset=iso-8859-1\nContent-Transfer-Encoding: 8bit\n\n",
+    );
+    const body = Buffer.from([0x4f, 0x6c, 0xe1, 0x0a, 0xff, 0xfe, 0x0d, 0x0a]);
+    const prepared = prepareRawMessage(Buffer.concat([head, body]), context);
+    const expectedHead = Buffer.from(head.toString("latin1").replace(/\n/g, "\r\n"), "latin1");
+    expect(
+      prepared.message.equals(
+        Buffer.concat([
+          expectedHead,
+          Buffer.from([0x4f, 0x6c, 0xe1, 0x0d, 0x0a, 0xff, 0xfe, 0x0d, 0x0a]),
+        ]),
+      ),
+    ).toBe(true);
+    expect(prepared.bodyBytes).toBe(9);
+  });
+
+  it("encodes a JSON string as UTF-8", () => {
+    const raw =
+      "From: ana@example.test\r\nSubject: ação\r\nMessage-ID: <u@example.test>\r\nDate: x\r\n\r\nolá ✓\r\n";
+    expect(prepareRawMessage(raw, context).message.equals(Buffer.from(raw, "utf8"))).toBe(true);
+  });
+});

@@ -74,7 +74,8 @@ export function messageIdOfRefusal(error: unknown): string {
 }
 
 export function createSubmissionService(deps: SubmissionDeps): SubmissionService {
-  // A domain removed (or removed and added again with a new key) must not sign with a stale key.
+  // Keys of removed domains leave memory; a key path no longer configured is read afresh if it
+  // ever comes back, so a removed-and-recreated domain never signs with a stale key.
   deps.config.onChange((config) => {
     deps.signer.retain(Object.values(config.domains).map((domain) => domain.key_path));
   });
