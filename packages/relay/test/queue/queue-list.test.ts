@@ -1,0 +1,96 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createQueueService, QUEUE_LIST_MAX_LIMIT } from "../../src/queue/queue-service.js";
+import type { NewQueueEntry } from "../../src/state/queue-repository.js";
+import { type QueueKit, startQueueKit } from "./queue-kit.js";
+
+let kit: QueueKit;
+beforeEach(async () => {
+  kit = await startQueueKit({});
+});
+afterEach(() => kit.close());
+
+function row(rcpt: string, overrides: Partial<NewQueueEntry> = {}): NewQueueEntry {
+  return {
+    message_id: "<m1@sender.test>",
+    client_id: "cli_aaaaaaaaaaaaaaaa",
+    envelope_from: "a@sender.test",
+    rcpt,
+    estado: "queued",
+    next_attempt_at: 0,
+    ...overrides,
+  };
+}
+
+const service = () => createQueueService({ repository: kit.queue, worker: kit.worker });
+
+describe("queue query (GET /queue)", () => {
+  it("lists newest first with the entry fields of the specification", () => {
+    kit.queue.insert([row("old@r.test")], 100);
+    kit.queue.insert([row("new@r.test")], 200);
+    const entries = service().list({});
+    expect(entries.map((entry) => entry.rcpt)).toEqual(["new@r.test", "old@r.test"]);
+    expect(Object.keys(entries[0]!).sort()).toEqual([
+      "attempts",
+      "client_id",
+      "created_at",
+      "envelope_from",
+      "estado",
+      "last_error",
+      "message_id",
+      "next_attempt_at",
+      "pk",
+      "rcpt",
+    ]);
+  });
+
+  it("combines filters with AND", () => {
+    kit.queue.insert(
+      [
+        row("x@r.test", { client_id: "cli_aaaaaaaaaaaaaaaa", message_id: "<1@s>" }),
+        row("x@r.test", { client_id: "cli_bbbbbbbbbbbbbbbb", message_id: "<1@s>" }),
+        row("x@r.test", {
+          client_id: "cli_aaaaaaaaaaaaaaaa",
+          message_id: "<2@s>",
+          estado: "sending",
+        }),
+        row("y@r.test", { client_id: "cli_aaaaaaaaaaaaaaaa", message_id: "<1@s>" }),
+      ],
+      0,
+    );
+    const pick = (query: Parameters<ReturnType<typeof service>["list"]>[0]) =>
+      service()
+        .list(query)
+        .map((entry) => `${entry.rcpt} ${entry.client_id} ${entry.message_id} ${entry.estado}`);
+    expect(pick({ rcpt: "x@", client_id: "cli_aaaaaaaaaaaaaaaa", message_id: "<1@s>" })).toEqual([
+      "x@r.test cli_aaaaaaaaaaaaaaaa <1@s> queued",
+    ]);
+    expect(pick({ estado: "sending" })).toEqual(["x@r.test cli_aaaaaaaaaaaaaaaa <2@s> sending"]);
+    expect(pick({ message_id: "<1@s>" })).toHaveLength(3);
+    expect(pick({ client_id: "cli_bbbbbbbbbbbbbbbb", estado: "sent" })).toEqual([]);
+  });
+
+  it("matches part of the recipient, taking % and _ literally", () => {
+    kit.queue.insert(
+      [row("a_b@r.test"), row("axb@r.test"), row("100%@r.test"), row("100x@r.test")],
+      0,
+    );
+    const rcpts = (rcpt: string) =>
+      service()
+        .list({ rcpt })
+        .map((entry) => entry.rcpt);
+    expect(rcpts("a_b")).toEqual(["a_b@r.test"]);
+    expect(rcpts("100%")).toEqual(["100%@r.test"]);
+    expect(rcpts("R.TEST")).toHaveLength(4);
+    expect(rcpts("\\")).toEqual([]);
+  });
+
+  it("returns 100 entries by default and never more than 500", () => {
+    kit.queue.insert(
+      Array.from({ length: 620 }, (_, index) => row(`r${index}@r.test`)),
+      0,
+    );
+    expect(service().list({})).toHaveLength(100);
+    expect(service().list({ limite: 7 })).toHaveLength(7);
+    expect(service().list({ limite: 10_000 })).toHaveLength(QUEUE_LIST_MAX_LIMIT);
+  });
+});
