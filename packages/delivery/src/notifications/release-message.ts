@@ -1,0 +1,47 @@
+import type { NotificationType } from "./notification-repository.js";
+
+/** The outcome of one release processing, as notifications need it. */
+export interface ReleaseOutcome {
+  /** `owner/name`. */
+  readonly repository: string;
+  readonly tag: string;
+  readonly status: "success" | "partial" | "failed";
+  readonly filesCount: number;
+  readonly errors: readonly string[];
+  /** What started the processing: manual, scheduler, webhook or reprocess. */
+  readonly trigger: string;
+}
+
+/** At most this many errors are spelled out in a message; the rest are counted. */
+const ERRORS_SHOWN = 3;
+
+const TYPES: Record<ReleaseOutcome["status"], NotificationType> = {
+  success: "release_processed",
+  partial: "release_partial",
+  failed: "release_failed",
+};
+
+function files(count: number): string {
+  return count === 1 ? "1 file" : `${count} files`;
+}
+
+function errorList(errors: readonly string[]): string {
+  if (errors.length === 0) return "";
+  const shown = errors.slice(0, ERRORS_SHOWN).map((error) => `\n- ${error}`);
+  const more = errors.length > ERRORS_SHOWN ? `\n… and ${errors.length - ERRORS_SHOWN} more` : "";
+  return shown.join("") + more;
+}
+
+/** The notification type and the text (plain, naming `owner/repo` and the tag) of an outcome. */
+export function releaseMessage(outcome: ReleaseOutcome): { type: NotificationType; text: string } {
+  const { repository, tag, trigger } = outcome;
+  const head = {
+    success: `Release ${tag} of ${repository} published (${files(outcome.filesCount)})`,
+    partial: `Release ${tag} of ${repository} partially published (${files(outcome.filesCount)}, ${outcome.errors.length} errors)`,
+    failed: `Release ${tag} of ${repository} failed to publish`,
+  }[outcome.status];
+  return {
+    type: TYPES[outcome.status],
+    text: `${head}, by ${trigger}.${errorList(outcome.errors)}`,
+  };
+}

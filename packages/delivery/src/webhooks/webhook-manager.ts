@@ -1,0 +1,88 @@
+import { defineError } from "@rd/common";
+import { repositoryName } from "../repositories/repository-name.js";
+
+/** The path the code host delivers to (see the receiver route). */
+export const RECEIVER_PATH = "/webhook/codehost";
+/** The only event the service subscribes to. */
+export const HOOK_EVENTS: readonly string[] = ["release"];
+
+export const WebhookNotConfigurable = defineError(
+  "webhook_not_configurable",
+  503,
+  "PUBLIC_URL and HOSTING_WEBHOOK_SECRET must be set to create webhooks",
+);
+export const WebhookNotFound = defineError("webhook_not_found", 404, "Webhook not found");
+export const CodeHostRepositoryNotFound = defineError(
+  "repository_not_found",
+  404,
+  "Repository not found on the code host",
+);
+
+/** A webhook as the code host reports it. */
+export interface CodeHostHook {
+  readonly id: number;
+  readonly active: boolean;
+  readonly events: readonly string[];
+  readonly config: { readonly url: string | null; readonly contentType: string | null };
+  readonly createdAt: string;
+}
+
+/** What the service asks the code host about webhooks (implemented by `GithubClient`). */
+export interface CodeHostHooks {
+  /** The created hook, or null when the repository is unknown (or not ours to administer). */
+  createHook(
+    owner: string,
+    name: string,
+    hook: { url: string; secret: string; events: readonly string[] },
+  ): Promise<CodeHostHook | null>;
+  /** Every hook of the repository, or null when the repository is unknown. */
+  listHooks(owner: string, name: string): Promise<CodeHostHook[] | null>;
+  /** False when the repository or the hook is unknown. */
+  deleteHook(owner: string, name: string, id: number): Promise<boolean>;
+}
+
+export interface WebhookManagerOptions {
+  /** `PUBLIC_URL`, without a trailing slash. */
+  readonly publicUrl: string | undefined;
+  readonly secret: string | undefined;
+}
+
+/** Creates, lists and deletes the code host's webhooks that deliver to this service. */
+export class WebhookManager {
+  constructor(
+    private readonly codehost: CodeHostHooks,
+    private readonly options: WebhookManagerOptions,
+  ) {}
+
+  /** The hook on `owner/name`: `release` events, JSON, signed with the webhook secret. */
+  async create(owner: string, name: string): Promise<CodeHostHook> {
+    const { publicUrl, secret } = this.options;
+    if (!publicUrl || !secret) throw WebhookNotConfigurable();
+    repositoryName(owner, name);
+    const hook = await this.codehost.createHook(owner, name, {
+      url: publicUrl + RECEIVER_PATH,
+      secret,
+      events: HOOK_EVENTS,
+    });
+    if (!hook) throw notOnCodeHost(owner, name);
+    return hook;
+  }
+
+  async list(owner: string, name: string): Promise<CodeHostHook[]> {
+    repositoryName(owner, name);
+    const hooks = await this.codehost.listHooks(owner, name);
+    if (!hooks) throw notOnCodeHost(owner, name);
+    return hooks;
+  }
+
+  async remove(owner: string, name: string, id: number): Promise<void> {
+    repositoryName(owner, name);
+    if (!(await this.codehost.deleteHook(owner, name, id))) {
+      throw WebhookNotFound(`Webhook ${id} not found on ${owner}/${name}`);
+    }
+  }
+}
+
+function notOnCodeHost(owner: string, name: string) {
+  return CodeHostRepositoryNotFound(`Repository ${owner}/${name} not found on the code host`);
+}
