@@ -22,6 +22,10 @@ declare module "fastify" {
   interface FastifyContextConfig {
     access?: AccessLevel;
   }
+  interface FastifyInstance {
+    /** The access level of routes registered in this scope that declare none (see setScopeAccess). */
+    scopeAccess?: AccessLevel;
+  }
   interface FastifyRequest {
     /** Set by access control before the handler runs; null for an anonymous caller. */
     principal: Principal | null;
@@ -36,6 +40,14 @@ export interface AccessControlOptions {
   /** The configured API key; when undefined no request is ever an API-key caller. */
   readonly apiKey: string | undefined;
   readonly tokens: TokenService;
+}
+
+/**
+ * Gives every route later registered in `scope` (an encapsulated plugin) that declares no
+ * `config.access` this level: for routes a third-party plugin registers (e.g. @fastify/static).
+ */
+export function setScopeAccess(scope: FastifyInstance, access: AccessLevel): void {
+  scope.decorate("scopeAccess", access);
 }
 
 /** The access token of a request: the `access_token` cookie, else `Authorization: Bearer`. */
@@ -54,10 +66,12 @@ function accessTokenOf(request: FastifyRequest): string | undefined {
 export function installAccessControl(app: FastifyInstance, options: AccessControlOptions): void {
   app.decorateRequest("principal", null);
 
-  app.addHook("onRoute", (route) => {
-    if (!route.config?.access) {
+  app.addHook("onRoute", function declareAccess(route) {
+    const access = route.config?.access ?? this.scopeAccess;
+    if (!access) {
       throw new Error(`route ${route.method} ${route.url} does not declare config.access`);
     }
+    route.config = { ...route.config, access };
   });
 
   /** A presented but wrong API key is a failed authentication, never a fallback to the cookie. */

@@ -4,8 +4,9 @@
 //   1. write `src/<area>/…-routes.ts` (or `src/http/routes/`) exporting a
 //      `FastifyPluginAsyncTypebox<Options>` whose Options name exactly the services it uses;
 //   2. give every route `config: { access: "public" | "user" | "apiKey" | "session" }` (see
-//      access-control.ts; a route without it makes buildApp throw) and TypeBox schemas (they
-//      validate input and feed /openapi.json);
+//      access-control.ts; a route without it makes buildApp throw — for routes a third-party
+//      plugin registers, call `setScopeAccess(scope, level)` in your plugin first) and TypeBox
+//      schemas (validator.ts: bodies are not coerced; they also feed /openapi.json);
 //   3. add those services to `AppDeps` below and register the module in `buildApp` with
 //      `await app.register(myRoutes, { myService: deps.myService })`;
 //   4. build the services in `createServices` (services.ts), which main.ts and tests share.
@@ -25,6 +26,7 @@ import { authRoutes } from "./routes/auth-routes.js";
 import { generalRoutes } from "./routes/general-routes.js";
 import { repositoriesRoutes } from "./routes/repositories-routes.js";
 import { statusRoutes } from "./routes/status-routes.js";
+import { typeBoxValidator } from "./validator.js";
 
 /** Largest accepted request body (JSON payloads, webhook deliveries). */
 const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -59,6 +61,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     forceCloseConnections: "idle",
   }).withTypeProvider<TypeBoxTypeProvider>();
   const log = deps.logging.forTarget("delivery::http");
+  app.setValidatorCompiler(typeBoxValidator);
 
   installErrorHandler(app, log);
   await app.register(cookie);

@@ -44,6 +44,8 @@ export interface TestAppOptions {
   readonly env?: Record<string, string | undefined>;
   readonly objectstore?: HealthProbe | null;
   readonly releases?: ReleaseActivity;
+  /** bcrypt cost; the lowest (4) unless a test measures timing. */
+  readonly bcryptCost?: number;
 }
 
 /** An app wired exactly as main.ts does, on a fresh database and a GitHub stub. */
@@ -81,8 +83,8 @@ export async function createTestApp(
     scheduler,
     objectstore: options.objectstore ?? null,
     releases: options.releases ?? { countProcessedSince: async () => 0 },
-    // The lowest bcrypt cost keeps the suite fast; the timing test builds its own hasher.
-    hasher: createPasswordHasher(4),
+    // The lowest bcrypt cost keeps the suite fast; the timing test asks for a real one.
+    hasher: createPasswordHasher(options.bcryptCost ?? 4),
   };
   const app = await buildApp(createServices(adapters));
   return {
@@ -96,6 +98,7 @@ export async function createTestApp(
     logs,
     async close() {
       await app.close();
+      await database.close();
       await testDatabase.drop();
       await stub.close();
     },

@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import type { WatchedRepository } from "../../repositories/repo-repository.js";
 import type { RepoService } from "../../repositories/repo-service.js";
-import { BadRequest } from "../http-errors.js";
 import { errors } from "../schemas.js";
 
 export interface RepositoriesRoutesOptions {
@@ -97,12 +96,6 @@ export const repositoriesRoutes: FastifyPluginAsyncTypebox<RepositoriesRoutesOpt
           200: Type.Object({ success: Type.Literal(true), repository: Repository }),
           ...errors(400, 401, 403, 404),
         },
-      },
-      // NOTE: Fastify's validator coerces "true" or 1 into a boolean; `active` must be a JSON
-      // boolean, so the raw body is checked before validation.
-      preValidation: async (request) => {
-        const body = request.body as { active?: unknown } | null;
-        if (typeof body?.active !== "boolean") throw BadRequest("active must be a boolean");
       },
     },
     async (request) => ({
