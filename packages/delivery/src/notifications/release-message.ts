@@ -1,12 +1,12 @@
 import type { NotificationType } from "./notification-repository.js";
 
-/** The outcome of one release processing, as notifications need it. */
+/** The outcome of one release processing, as notifications need it (a history record fits). */
 export interface ReleaseOutcome {
   /** `owner/name`. */
   readonly repository: string;
   readonly tag: string;
   readonly status: "success" | "partial" | "failed";
-  readonly filesCount: number;
+  readonly files_count: number;
   readonly errors: readonly string[];
   /** What started the processing: manual, scheduler, webhook or reprocess. */
   readonly trigger: string;
@@ -36,8 +36,8 @@ function errorList(errors: readonly string[]): string {
 export function releaseMessage(outcome: ReleaseOutcome): { type: NotificationType; text: string } {
   const { repository, tag, trigger } = outcome;
   const head = {
-    success: `Release ${tag} of ${repository} published (${files(outcome.filesCount)})`,
-    partial: `Release ${tag} of ${repository} partially published (${files(outcome.filesCount)}, ${outcome.errors.length} errors)`,
+    success: `Release ${tag} of ${repository} published (${files(outcome.files_count)})`,
+    partial: `Release ${tag} of ${repository} partially published (${files(outcome.files_count)}, ${outcome.errors.length} errors)`,
     failed: `Release ${tag} of ${repository} failed to publish`,
   }[outcome.status];
   return {

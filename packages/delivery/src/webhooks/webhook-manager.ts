@@ -11,6 +11,18 @@ export const WebhookNotConfigurable = defineError(
   503,
   "PUBLIC_URL and HOSTING_WEBHOOK_SECRET must be set to create webhooks",
 );
+/** The code host already has a webhook delivering to this service's URL. */
+export const WebhookExists = defineError(
+  "webhook_exists",
+  409,
+  "A webhook delivering to this service already exists",
+);
+/** The code host refused the webhook's configuration (e.g. a URL it cannot reach). */
+export const WebhookRejected = defineError(
+  "webhook_rejected",
+  422,
+  "The code host refused the webhook",
+);
 export const WebhookNotFound = defineError("webhook_not_found", 404, "Webhook not found");
 export const CodeHostRepositoryNotFound = defineError(
   "repository_not_found",
@@ -29,7 +41,10 @@ export interface CodeHostHook {
 
 /** What the service asks the code host about webhooks (implemented by `GithubClient`). */
 export interface CodeHostHooks {
-  /** The created hook, or null when the repository is unknown (or not ours to administer). */
+  /**
+   * The created hook, or null when the repository is unknown (or not ours to administer);
+   * `WebhookExists` or `WebhookRejected` when the code host refuses it.
+   */
   createHook(
     owner: string,
     name: string,

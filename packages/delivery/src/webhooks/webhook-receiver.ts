@@ -33,7 +33,8 @@ export type WebhookAnswer =
 
 /** What processing a release for the webhook gave. */
 export type ReleaseProcessing =
-  | { readonly kind: "already_processed" }
+  /** `in_progress`: another instance holds the release's claim and is publishing it. */
+  | { readonly kind: "already_processed" | "in_progress" }
   /** `processed`: the release ended `success` or `partial` (a `failed` one is retried later). */
   | { readonly kind: "processed"; readonly processed: boolean; readonly result: object };
 
@@ -96,6 +97,9 @@ export class WebhookReceiver {
         const processing = await this.deps.processRelease(repository, event.tag);
         if (processing.kind === "already_processed") {
           return { processed: true, value: ignored("already_processed") };
+        }
+        if (processing.kind === "in_progress") {
+          return { processed: false, value: ignored("in_progress") };
         }
         return {
           processed: processing.processed,
