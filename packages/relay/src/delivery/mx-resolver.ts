@@ -18,7 +18,8 @@ export interface MxHost {
 
 /** How a host is named in ledger events and in `entregue via <host>` details. */
 export function mxHostLabel(host: MxHost): string {
-  return host.port === undefined ? host.name : `${host.name}:${host.port}`;
+  if (host.port === undefined) return host.name;
+  return isIP(host.name) === 6 ? `[${host.name}]:${host.port}` : `${host.name}:${host.port}`;
 }
 
 /** `mx_override` of the configuration: domain → ["host:port", …], tried in the listed order. */

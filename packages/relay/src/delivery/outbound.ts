@@ -74,6 +74,31 @@ export interface Outbound {
   requireTls(domain: string): boolean;
 }
 
+/**
+ * Recipients of one message delivered at the same time when the gate is open
+ * (`send_delay_secs: 0`): enough to overlap network waits, few enough that a long recipient
+ * list does not open hundreds of connections to one MX at once.
+ */
+export const RECIPIENTS_IN_FLIGHT = 8;
+
+/** `map` over `items` with at most `limit` calls pending; results keep the input order. */
+async function mapWithConcurrency<T, R>(
+  items: readonly T[],
+  limit: number,
+  map: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await map(items[index] as T, index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
 /** Builds outbound delivery; one instance per process, since it holds the send gate. */
 export function createOutbound(deps: OutboundDeps): Outbound {
   const timer = deps.timer ?? realTimer;
@@ -127,8 +152,10 @@ export function createOutbound(deps: OutboundDeps): Outbound {
         startedAt,
       );
       const tls = requireTls(message.domain);
-      return Promise.all(
-        message.recipients.map(async (rcpt, index): Promise<DeliveryResult> => {
+      return mapWithConcurrency(
+        message.recipients,
+        RECIPIENTS_IN_FLIGHT,
+        async (rcpt, index): Promise<DeliveryResult> => {
           const pk = pks[index] as number;
           const job: RecipientJob = {
             messageId: message.messageId,
@@ -150,7 +177,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
             });
           }
           return { to: rcpt, ok: outcome.ok, detail: outcome.detail };
-        }),
+        },
       );
     },
   };

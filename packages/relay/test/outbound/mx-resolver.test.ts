@@ -118,7 +118,7 @@ describe("MX resolution", () => {
       { name: "::1", port: 2526 },
       { name: "localhost" },
     ]);
-    expect(hosts.map(mxHostLabel)).toEqual(["127.0.0.1:2525", "::1:2526", "localhost"]);
+    expect(hosts.map(mxHostLabel)).toEqual(["127.0.0.1:2525", "[::1]:2526", "localhost"]);
     // missing.test is NXDOMAIN in DNS: only the override's domain bypasses it.
     await expect(resolve("missing.test")).rejects.toBeInstanceOf(DeliveryError);
   });

@@ -2,7 +2,11 @@ import { makeTempDir } from "@rd/common/test-kit";
 import type { Database } from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { DeliveryEvent } from "../../src/delivery/delivery-events.js";
-import { createOutbound, type OutboundSettings } from "../../src/delivery/outbound.js";
+import {
+  createOutbound,
+  type OutboundSettings,
+  RECIPIENTS_IN_FLIGHT,
+} from "../../src/delivery/outbound.js";
 import { createDnsResolver } from "../../src/dns/dns-resolver.js";
 import { createQueueRepository, type QueueRepository } from "../../src/state/queue-repository.js";
 import { openStateDatabase } from "../../src/state/state-database.js";
@@ -168,5 +172,24 @@ describe("outbound delivery", () => {
     const parallel = attemptTimes();
     expect(Math.max(...parallel) - Math.min(...parallel)).toBeLessThan(200);
     expect(mx.messages).toHaveLength(6);
+  });
+
+  it("delivers a long recipient list a few at a time, answering in order", async () => {
+    const mx = await sink({ tls: "none" });
+    const { instance, events } = outbound(() =>
+      settings({ mx_override: { "r.test": [mx.address] } }),
+    );
+    const recipients = Array.from({ length: 30 }, (_, i) => `r${i}@r.test`);
+    let inFlight = 0;
+    let peak = 0;
+    const results = await instance.deliver(message(recipients));
+    for (const event of events) {
+      if (event.event === "attempt") peak = Math.max(peak, ++inFlight);
+      if (event.event === "delivered") inFlight -= 1;
+    }
+    expect(results.map((r) => r.to)).toEqual(recipients);
+    expect(results.every((r) => r.ok)).toBe(true);
+    expect(peak).toBeGreaterThan(1);
+    expect(peak).toBeLessThanOrEqual(RECIPIENTS_IN_FLIGHT);
   });
 });
