@@ -13,7 +13,10 @@ import { createLogging, type Logging, waitForStopSignal, withinDeadline } from "
 import type { Database } from "better-sqlite3";
 import { createAccessSettings } from "./access/access-settings.js";
 import { createApiThrottle } from "./access/api-throttle.js";
-import { createClientAuthenticator } from "./access/client-authenticator.js";
+import {
+  type ClientAuthenticator,
+  createClientAuthenticator,
+} from "./access/client-authenticator.js";
 import { createClientService } from "./clients/client-service.js";
 import { type Clock, systemClock } from "./clock.js";
 import { loadConfigFile } from "./config/config-loader.js";
@@ -51,6 +54,8 @@ export interface Relay {
   readonly db: Database;
   readonly ledger: Ledger;
   readonly dns: DnsResolver;
+  /** The client credential check, shared with SMTP AUTH. */
+  readonly authenticator: ClientAuthenticator;
   /** Listens on `listen` of the configuration; resolves with the bound `host:port`. */
   listen(): Promise<string>;
   /** Stops accepting, lets in-flight requests finish (bounded), closes ledger and database. */
@@ -118,6 +123,7 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
     db,
     ledger,
     dns,
+    authenticator,
     async listen() {
       const { host, port } = parseListenAddress(config.current().listen);
       await app.listen({ host, port });

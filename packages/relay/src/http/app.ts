@@ -115,6 +115,17 @@ export async function buildApp(deps: AppDeps): Promise<RelayApp> {
   app.addHook("onRequest", guard);
   app.addHook("onResponse", async (request, reply) => accessLog(logger, request, reply));
 
+  // NOTE: at shutdown Node closes only the keep-alive connections idle at that moment; one busy
+  // with a request would then stay open until its keep-alive timeout. Answering the requests
+  // still in flight with `Connection: close` lets every connection end with its response.
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
+  app.addHook("onSend", async (_request, reply) => {
+    if (closing) reply.header("connection", "close");
+  });
+
   const openApi = new OpenApiCollector();
   app.addHook("onRoute", openApi.collect);
   const routeDeps: RouteDeps = { ...deps, openApi };

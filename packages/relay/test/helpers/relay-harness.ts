@@ -21,8 +21,12 @@ export class ManualClock implements Clock {
 }
 
 export interface TestRelayOptions {
-  /** Written as the configuration file before boot (`listen` defaults to 127.0.0.1:0). */
-  config?: ConfigFile;
+  /**
+   * Written as the configuration file before boot, over `listen: 127.0.0.1:0` and
+   * `api_rate_per_min: 0` (throttle off, so that only the throttle's own tests meet it).
+   * `null`: no file, the relay creates it.
+   */
+  config?: ConfigFile | null;
   /** Extra or replacing environment variables (`RELAY_AUTH_TOKEN` is ADMIN_TOKEN unless given). */
   env?: Record<string, string | undefined>;
   clock?: Clock;
@@ -45,8 +49,9 @@ export class TestRelay {
   static async start(options: TestRelayOptions = {}): Promise<TestRelay> {
     const temp = await makeTempDir("relay-test-");
     const configPath = join(temp.path, "relay.json");
-    if (options.config !== undefined) {
-      await writeFile(configPath, JSON.stringify({ listen: "127.0.0.1:0", ...options.config }));
+    if (options.config !== null) {
+      const config = { listen: "127.0.0.1:0", api_rate_per_min: 0, ...options.config };
+      await writeFile(configPath, JSON.stringify(config));
     }
     const env = parseEnv({
       RELAY_CONFIG: configPath,

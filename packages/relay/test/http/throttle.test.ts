@@ -1,0 +1,79 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ADMIN_TOKEN, ManualClock, TestRelay } from "../helpers/relay-harness.js";
+
+describe("per-IP API throttle", () => {
+  let relay: TestRelay;
+  let clock: ManualClock;
+  beforeEach(async () => {
+    clock = new ManualClock();
+    relay = await TestRelay.start({ config: { api_rate_per_min: 3 }, clock });
+  });
+  afterEach(() => relay.close());
+
+  const get = (url: string, peer = "192.0.2.10", headers: Record<string, string> = {}) =>
+    relay.app.inject({ method: "GET", url, remoteAddress: peer, headers });
+
+  it("answers 429 rate_limited with Retry-After once the minute's allowance is used", async () => {
+    for (let i = 0; i < 3; i++) expect((await get("/health")).statusCode).toBe(200);
+    clock.advance(15_000);
+    const refused = await get("/health");
+    expect(refused.statusCode).toBe(429);
+    expect(refused.json()).toMatchObject({ error: "rate_limited" });
+    expect(refused.headers["retry-after"]).toBe("45");
+  });
+
+  it("counts every endpoint, admin ones and unknown paths included, before credentials", async () => {
+    expect((await get("/health")).statusCode).toBe(200);
+    expect((await get("/clients", "192.0.2.10", { "x-auth-token": ADMIN_TOKEN })).statusCode).toBe(
+      200,
+    );
+    expect((await get("/no-such-path")).statusCode).toBe(404);
+    // A wrong token is still throttled first.
+    const response = await get("/clients", "192.0.2.10", { "x-auth-token": "wrong" });
+    expect(response.statusCode).toBe(429);
+    expect(Number(response.headers["retry-after"])).toBeGreaterThan(0);
+  });
+
+  it("counts each client address separately, and IPv6 per /64", async () => {
+    for (let i = 0; i < 3; i++) await get("/health", "192.0.2.10");
+    expect((await get("/health", "192.0.2.10")).statusCode).toBe(429);
+    expect((await get("/health", "192.0.2.11")).statusCode).toBe(200);
+
+    for (let i = 0; i < 3; i++) await get("/health", `2001:db8:0:1::${i + 1}`);
+    expect((await get("/health", "2001:db8:0:1::99")).statusCode).toBe(429);
+    expect((await get("/health", "2001:db8:0:2::1")).statusCode).toBe(200);
+  });
+
+  it("throttles the forwarded client, not the trusted proxy", async () => {
+    for (let i = 0; i < 3; i++) {
+      await get("/health", "127.0.0.1", { "x-forwarded-for": "198.51.100.1" });
+    }
+    expect(
+      (await get("/health", "127.0.0.1", { "x-forwarded-for": "198.51.100.1" })).statusCode,
+    ).toBe(429);
+    expect(
+      (await get("/health", "127.0.0.1", { "x-forwarded-for": "198.51.100.2" })).statusCode,
+    ).toBe(200);
+  });
+
+  it("opens a new allowance when the minute is over", async () => {
+    for (let i = 0; i < 3; i++) await get("/health");
+    expect((await get("/health")).statusCode).toBe(429);
+    clock.advance(60_000);
+    expect((await get("/health")).statusCode).toBe(200);
+  });
+
+  it("applies a new api_rate_per_min from PUT /ratelimit at once", async () => {
+    const admin = "192.0.2.99";
+    const put = await relay.app.inject({
+      method: "PUT",
+      url: "/ratelimit",
+      remoteAddress: admin,
+      headers: { "x-auth-token": ADMIN_TOKEN },
+      payload: { api_rate_per_min: 5 },
+    });
+    expect(put.statusCode).toBe(200);
+    for (let i = 0; i < 5; i++) expect((await get("/health")).statusCode).toBe(200);
+    expect((await get("/health")).statusCode).toBe(429);
+  });
+});

@@ -1,0 +1,148 @@
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { makeTempDir } from "@rd/common/test-kit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+const BIN = join(dirname(fileURLToPath(import.meta.url)), "../../bin/relay.js");
+const TOKEN = "process-test-token";
+const runFile = promisify(execFile);
+
+/** A port free on 127.0.0.1 right now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
+/** The compiled binary as an operator runs it, with its stdout lines parsed. */
+class RelayProcess {
+  readonly lines: Array<Record<string, unknown>> = [];
+  readonly exited: Promise<number | null>;
+  private constructor(readonly child: ChildProcess) {
+    let buffer = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      buffer += chunk.toString("utf8");
+      let newline = buffer.indexOf("\n");
+      while (newline >= 0) {
+        this.lines.push(JSON.parse(buffer.slice(0, newline)) as Record<string, unknown>);
+        buffer = buffer.slice(newline + 1);
+        newline = buffer.indexOf("\n");
+      }
+    });
+    this.exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+  }
+
+  static async start(args: string[], env: Record<string, string>): Promise<RelayProcess> {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { PATH: process.env.PATH ?? "", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const relay = new RelayProcess(child);
+    const deadline = Date.now() + 15_000;
+    while (!relay.lines.some((line) => JSON.stringify(line).includes("relay listening"))) {
+      if (Date.now() > deadline || child.exitCode !== null) {
+        throw new Error(`relay did not start: ${JSON.stringify(relay.lines)}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    return relay;
+  }
+}
+
+describe("the relay process", () => {
+  let dir: { path: string; remove(): Promise<void> };
+  let port: number;
+  let env: Record<string, string>;
+  let relay: RelayProcess | undefined;
+
+  beforeEach(async () => {
+    dir = await makeTempDir("relay-process-");
+    port = await freePort();
+    await writeFile(
+      join(dir.path, "relay.json"),
+      JSON.stringify({ listen: `127.0.0.1:${port}`, api_rate_per_min: 100 }),
+    );
+    env = { RELAY_CONFIG: join(dir.path, "relay.json"), RELAY_AUTH_TOKEN: TOKEN };
+  });
+  afterEach(async () => {
+    if (relay && relay.child.exitCode === null) {
+      relay.child.kill("SIGKILL");
+      await relay.exited;
+    }
+    relay = undefined;
+    await dir.remove();
+  });
+
+  const healthcheck = () =>
+    runFile(process.execPath, [BIN, "healthcheck"], { env: { ...process.env, ...env } }).then(
+      ({ stdout }) => ({ code: 0, stdout }),
+      (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout }),
+    );
+
+  it("serves over a real socket with no subcommand, and `relay healthcheck` passes silently", async () => {
+    relay = await RelayProcess.start([], env);
+    const response = await fetch(`http://127.0.0.1:${port}/health`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ status: "ok", mode: "sync" });
+
+    const unauthorized = await fetch(`http://127.0.0.1:${port}/clients`);
+    expect(unauthorized.status).toBe(401);
+    expect(await unauthorized.json()).toMatchObject({ error: "unauthorized" });
+
+    expect(await healthcheck()).toEqual({ code: 0, stdout: "" });
+    const listening = relay.lines.find((line) => JSON.stringify(line).includes("relay listening"));
+    expect(listening).toMatchObject({ level: "INFO", target: "relay" });
+  });
+
+  it("on SIGTERM finishes the request in hand, refuses new connections and exits 0", async () => {
+    relay = await RelayProcess.start(["serve"], env);
+    // Key generation makes this request take a noticeable time.
+    const inFlight = fetch(`http://127.0.0.1:${port}/domains`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-auth-token": TOKEN },
+      body: JSON.stringify({ domain: "late.test" }),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const stopping = Date.now();
+    relay.child.kill("SIGTERM");
+    const response = await inFlight;
+    expect(response.status).toBe(201);
+    expect(await relay.exited).toBe(0);
+    // The connection ends with its response: no wait for the 10 s grace period.
+    expect(Date.now() - stopping).toBeLessThan(5_000);
+    await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
+    expect((await healthcheck()).code).toBe(1);
+    expect(relay.lines.some((line) => JSON.stringify(line).includes("SIGTERM"))).toBe(true);
+  });
+
+  it("exits 0 on SIGINT too", async () => {
+    relay = await RelayProcess.start(["serve"], env);
+    relay.child.kill("SIGINT");
+    expect(await relay.exited).toBe(0);
+  });
+
+  it("warns at boot when RELAY_AUTH_TOKEN is unset", async () => {
+    relay = await RelayProcess.start(["serve"], { RELAY_CONFIG: env.RELAY_CONFIG ?? "" });
+    const warning = relay.lines.find((line) => line.level === "WARN");
+    expect(JSON.stringify(warning)).toContain("RELAY_AUTH_TOKEN");
+  });
+
+  it("refuses an unknown subcommand with exit 2", async () => {
+    const result = await runFile(process.execPath, [BIN, "dance"], {
+      env: { ...process.env, ...env },
+    }).then(
+      () => 0,
+      (error: { code: number }) => error.code,
+    );
+    expect(result).toBe(2);
+  });
+});
