@@ -95,11 +95,10 @@ export class WebhookReceiver {
       `${repository.id}:${event.tag}`,
       async () => {
         const processing = await this.deps.processRelease(repository, event.tag);
-        if (processing.kind === "already_processed") {
-          return { processed: true, value: ignored("already_processed") };
-        }
-        if (processing.kind === "in_progress") {
-          return { processed: false, value: ignored("in_progress") };
+        if (processing.kind !== "processed") {
+          // Processed before: nothing to do. In progress elsewhere: that instance answers for it.
+          const done = processing.kind === "already_processed";
+          return { processed: done, value: ignored(processing.kind) };
         }
         return {
           processed: processing.processed,
