@@ -13,6 +13,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
+import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { cpus } from "node:os";
@@ -125,6 +126,9 @@ async function runRequests(
 }
 
 async function main(): Promise<void> {
+  if (!existsSync(join(PACKAGE_DIR, "dist/cli.js"))) {
+    throw new Error("the relay is not compiled: run `npm run build` first");
+  }
   const dir = await makeTempDir("relay-bench-");
   const sink = await startSmtpSink();
   const port = await freePort();
