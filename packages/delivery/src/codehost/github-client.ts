@@ -1,3 +1,5 @@
+import { Readable } from "node:stream";
+import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { retry } from "@octokit/plugin-retry";
 import { throttling } from "@octokit/plugin-throttling";
 import { Octokit } from "@octokit/rest";
@@ -56,6 +58,100 @@ export interface RateLimit {
 }
 
 // The plugins add no REST methods, so the instance keeps the plain Octokit type.
+/** A file attached to a release. */
+export interface CodeHostAsset {
+  readonly id: number;
+  readonly name: string;
+  readonly size: number;
+  readonly contentType: string;
+  /** The public browser download address (shown in dry-run listings). */
+  readonly downloadUrl: string;
+}
+
+/** A release as the code host describes it. */
+export interface CodeHostRelease {
+  readonly id: number;
+  readonly tag: string;
+  readonly name: string;
+  readonly draft: boolean;
+  readonly prerelease: boolean;
+  readonly createdAt: string;
+  readonly publishedAt: string | null;
+  readonly assets: readonly CodeHostAsset[];
+}
+
+/** A body being downloaded; `size` when the server announced it. */
+export interface CodeHostDownload {
+  readonly body: Readable;
+  readonly size: number | null;
+}
+
+/** A streamed download stops when no byte arrives for this long (asset and file bodies). */
+export const DOWNLOAD_IDLE_TIMEOUT_MS = 60_000;
+
+interface ReleaseData {
+  id: number;
+  tag_name: string;
+  name?: string | null;
+  draft: boolean;
+  prerelease: boolean;
+  created_at: string;
+  published_at: string | null;
+  assets: Array<{
+    id: number;
+    name: string;
+    size: number;
+    content_type: string;
+    browser_download_url: string;
+  }>;
+}
+
+function toRelease(data: ReleaseData): CodeHostRelease {
+  return {
+    id: data.id,
+    tag: data.tag_name,
+    name: data.name || data.tag_name,
+    draft: data.draft,
+    prerelease: data.prerelease,
+    createdAt: data.created_at,
+    publishedAt: data.published_at,
+    assets: data.assets.map((asset) => ({
+      id: asset.id,
+      name: asset.name,
+      size: asset.size,
+      contentType: asset.content_type,
+      downloadUrl: asset.browser_download_url,
+    })),
+  };
+}
+
+/**
+ * A Node stream over a fetch body that aborts the request when no chunk arrives within
+ * `idleMs` (a whole-request timeout would cut large downloads that are progressing).
+ */
+function streamWithIdleTimeout(
+  body: WebReadableStream<Uint8Array>,
+  controller: AbortController,
+  idleMs: number,
+): Readable {
+  const stream = Readable.fromWeb(body);
+  let timer = setTimeout(() => controller.abort(), idleMs);
+  stream.on("data", () => {
+    timer.refresh();
+  });
+  stream.once("close", () => clearTimeout(timer));
+  controller.signal.addEventListener("abort", () => {
+    stream.destroy(CodeHostUnavailable("The code host stopped sending the download"));
+  });
+  timer = timer.unref();
+  return stream;
+}
+
+function lengthOf(value: string | number | null | undefined): number | null {
+  const length = Number(value);
+  return value === undefined || value === null || !Number.isFinite(length) ? null : length;
+}
+
 const RetryingOctokit: typeof Octokit = Octokit.plugin(retry, throttling);
 
 /** The HTTP status of an Octokit `RequestError` (its class is not exported by @octokit/rest). */
@@ -145,6 +241,118 @@ export class GithubClient {
       this.octokit.rest.rateLimit.get({ request: { retries: 0 } }),
     );
     return { limit: rate.limit, remaining: rate.remaining, used: rate.used, reset: rate.reset };
+  }
+
+  /** The newest published release (never a draft or prerelease), or null when there is none. */
+  async getLatestRelease(owner: string, name: string): Promise<CodeHostRelease | null> {
+    const data = await this.orNullOn404(() =>
+      this.octokit.rest.repos.getLatestRelease({ owner, repo: name }),
+    );
+    return data === null ? null : toRelease(data as ReleaseData);
+  }
+
+  /** The release of `tag`, or null when the tag has no (published) release. */
+  async getReleaseByTag(owner: string, name: string, tag: string): Promise<CodeHostRelease | null> {
+    const data = await this.orNullOn404(() =>
+      this.octokit.rest.repos.getReleaseByTag({ owner, repo: name, tag }),
+    );
+    return data === null ? null : toRelease(data as ReleaseData);
+  }
+
+  /** Every release, newest first, following pagination to the last page; null for an unknown repository. */
+  async listReleases(owner: string, name: string): Promise<CodeHostRelease[] | null> {
+    try {
+      const releases = await this.octokit.paginate(this.octokit.rest.repos.listReleases, {
+        owner,
+        repo: name,
+        per_page: 100,
+      });
+      return releases.map((release) => toRelease(release as ReleaseData));
+    } catch (error) {
+      if (statusOf(error) === 404) return null;
+      throw this.unavailable(error);
+    }
+  }
+
+  /** The raw bytes of a repository file at `ref` (a tag), streamed; null when it does not exist. */
+  async getFileAtRef(
+    owner: string,
+    name: string,
+    path: string,
+    ref: string,
+  ): Promise<CodeHostDownload | null> {
+    const controller = new AbortController();
+    try {
+      const response = await this.octokit.request("GET /repos/{owner}/{repo}/contents/{path}", {
+        owner,
+        repo: name,
+        path,
+        ref,
+        headers: { accept: "application/vnd.github.raw+json" },
+        request: { parseSuccessResponseBody: false, signal: controller.signal },
+      });
+      const body = response.data as unknown as WebReadableStream<Uint8Array> | null;
+      if (!body) throw CodeHostUnavailable(`The code host sent no content for ${path}`);
+      return {
+        body: streamWithIdleTimeout(body, controller, DOWNLOAD_IDLE_TIMEOUT_MS),
+        size: lengthOf(response.headers["content-length"]),
+      };
+    } catch (error) {
+      if (statusOf(error) === 404) return null;
+      throw this.unavailable(error);
+    }
+  }
+
+  /**
+   * Streams a release asset. The API answers 200 with the bytes or a redirect to a
+   * short-lived signed URL; each call asks the API again, so a retry gets a fresh URL.
+   */
+  async downloadAsset(owner: string, name: string, assetId: number): Promise<CodeHostDownload> {
+    const controller = new AbortController();
+    let response: Awaited<ReturnType<typeof this.octokit.request>>;
+    try {
+      response = await this.octokit.request(
+        "GET /repos/{owner}/{repo}/releases/assets/{asset_id}",
+        {
+          owner,
+          repo: name,
+          asset_id: assetId,
+          headers: { accept: "application/octet-stream" },
+          request: {
+            redirect: "manual",
+            parseSuccessResponseBody: false,
+            signal: controller.signal,
+          },
+        },
+      );
+    } catch (error) {
+      throw this.unavailable(error);
+    }
+    let body = response.data as unknown as WebReadableStream<Uint8Array> | null;
+    let length: string | number | null | undefined = response.headers["content-length"];
+    if (response.status >= 300 && response.status < 400) {
+      await body?.cancel();
+      const location = response.headers.location;
+      if (!location) throw CodeHostUnavailable("The code host redirected the download nowhere");
+      // NOTE: the signed URL carries its own authorization; the storage behind it refuses a
+      // request that also has our token ("only one auth mechanism"), so none is sent.
+      const signed = await fetch(location, { signal: controller.signal }).catch((error) => {
+        throw this.unavailable(error);
+      });
+      if (!signed.ok || !signed.body) {
+        await signed.body?.cancel();
+        throw CodeHostUnavailable(`The asset download answered ${signed.status}`, {
+          status: signed.status,
+        });
+      }
+      body = signed.body as WebReadableStream<Uint8Array>;
+      length = signed.headers.get("content-length");
+    }
+    if (!body) throw CodeHostUnavailable("The code host sent an empty download");
+    return {
+      body: streamWithIdleTimeout(body, controller, DOWNLOAD_IDLE_TIMEOUT_MS),
+      size: lengthOf(length),
+    };
   }
 
   /** Runs one API call; failures become `CodeHostUnavailable` carrying the status. */

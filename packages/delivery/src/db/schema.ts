@@ -40,6 +40,24 @@ export interface SchedulerLeaseTable {
   expires_at: string;
 }
 
+/** One row per (repository, tag): the processing record and the exactly-once claim. */
+export interface ReleaseHistoryTable {
+  id: Generated<number>;
+  repository_id: number;
+  tag: string;
+  name: string;
+  /** `processing` while an instance holds the claim, then `success`, `partial` or `failed`. */
+  status: string;
+  files_count: Generated<number>;
+  total_bytes: Generated<number>;
+  /** JSON array of strings. */
+  errors: string;
+  /** `manual`, `scheduler`, `webhook` or `reprocess`. */
+  triggered_by: string;
+  claimed_at: string;
+  processed_at: string | null;
+}
+
 /**
  * Every table the service knows. A module that adds a table adds its interface here and its
  * migration to `migrations/index.ts`.
@@ -49,4 +67,5 @@ export interface Schema {
   users: UsersTable;
   notifications: NotificationsTable;
   scheduler_lease: SchedulerLeaseTable;
+  release_history: ReleaseHistoryTable;
 }

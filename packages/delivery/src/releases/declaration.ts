@@ -112,15 +112,12 @@ export interface DeclarationDefaults {
  */
 export function parseDeclaration(text: string, defaults: DeclarationDefaults): DeclarationResult {
   const document = parseDocument(text, { prettyErrors: true });
-  if (document.errors.length > 0) {
-    return {
-      ok: false,
-      // prettyErrors ends the first line of each message with "at line L, column C:".
-      errors: document.errors.map(
-        (error) =>
-          `${DECLARATION_FILE}: invalid YAML: ${firstLine(error.message).replace(/:$/, "")}`,
-      ),
-    };
+  const yamlError = document.errors[0];
+  if (yamlError) {
+    // Only the first: the errors after a syntax error are mostly its echoes.
+    // prettyErrors ends the first line of each message with "at line L, column C:".
+    const where = firstLine(yamlError.message).replace(/:$/, "");
+    return { ok: false, errors: [`${DECLARATION_FILE}: invalid YAML: ${where}`] };
   }
   const raw: unknown = document.toJS();
   const schemaErrors = describeSchemaErrors(raw);

@@ -1,6 +1,7 @@
 import type { Kysely, Migration, MigrationProvider } from "kysely";
 import type { SqlDialect } from "../dialect.js";
 import * as foundation from "./0001-foundation.js";
+import * as releaseHistory from "./0002-release-history.js";
 import * as notificationsAndLease from "./0003-notifications-and-scheduler-lease.js";
 
 /** One versioned step of the schema. `up` receives the dialect helpers for what differs. */
@@ -15,6 +16,7 @@ export interface VersionedMigration {
  */
 export const MIGRATIONS: readonly VersionedMigration[] = [
   { name: "0001-foundation", up: foundation.up },
+  { name: "0002-release-history", up: releaseHistory.up },
   { name: "0003-notifications-and-scheduler-lease", up: notificationsAndLease.up },
 ];
 

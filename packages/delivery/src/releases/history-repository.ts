@@ -1,0 +1,208 @@
+import type { Kysely, Selectable } from "kysely";
+import { isUniqueViolation } from "../db/errors.js";
+import type { ReleaseHistoryTable, Schema } from "../db/schema.js";
+
+export type HistoryStatus = "success" | "partial" | "failed";
+export type ProcessingTrigger = "manual" | "scheduler" | "webhook" | "reprocess";
+
+/** The wire shape of a history record. */
+export interface HistoryRecord {
+  id: number;
+  repository: string;
+  tag: string;
+  name: string;
+  status: HistoryStatus;
+  files_count: number;
+  total_bytes: number;
+  errors: string[];
+  trigger: ProcessingTrigger;
+  processed_at: string;
+}
+
+/** The row state while an instance publishes the release (never shown in the history). */
+const PROCESSING = "processing";
+/** Statuses that mean "processed": the release is not published again (failed is retried). */
+const PROCESSED: readonly HistoryStatus[] = ["success", "partial"];
+
+export type Claim =
+  | { readonly claimed: true; readonly id: number }
+  | { readonly claimed: false; readonly reason: "already_processed" | "in_progress" };
+
+export interface ProcessingOutcome {
+  readonly name: string;
+  readonly status: HistoryStatus;
+  readonly filesCount: number;
+  readonly totalBytes: number;
+  readonly errors: readonly string[];
+  readonly processedAt: string;
+}
+
+type HistoryRow = Selectable<ReleaseHistoryTable> & { owner: string; repo_name: string };
+
+function toRecord(row: HistoryRow): HistoryRecord {
+  return {
+    id: Number(row.id),
+    repository: `${row.owner}/${row.repo_name}`,
+    tag: row.tag,
+    name: row.name,
+    status: row.status as HistoryStatus,
+    files_count: Number(row.files_count),
+    total_bytes: Number(row.total_bytes),
+    errors: JSON.parse(row.errors) as string[],
+    trigger: row.triggered_by as ProcessingTrigger,
+    processed_at: row.processed_at ?? row.claimed_at,
+  };
+}
+
+/**
+ * SQL for `release_history`: the record of each processed release, and the claim an instance
+ * takes before publishing. The unique key (repository_id, tag) lets exactly one concurrent
+ * insert win; a failed record or a claim older than the stale limit is taken over with a
+ * compare-and-set update, which also only one instance can win.
+ */
+export class HistoryRepository {
+  constructor(private readonly db: Kysely<Schema>) {}
+
+  /**
+   * Takes the right to publish `tag`. `staleBefore`: a claim taken before this moment belongs
+   * to an instance presumed dead and may be taken over.
+   */
+  async claim(
+    repositoryId: number,
+    tag: string,
+    trigger: ProcessingTrigger,
+    now: Date,
+    staleBefore: Date,
+  ): Promise<Claim> {
+    const claimedAt = now.toISOString();
+    // Two rounds: the row seen after a lost insert may be deleted (reprocess) before we read it.
+    for (let round = 0; round < 2; round++) {
+      try {
+        const inserted = await this.db
+          .insertInto("release_history")
+          .values({
+            repository_id: repositoryId,
+            tag,
+            name: tag,
+            status: PROCESSING,
+            errors: "[]",
+            triggered_by: trigger,
+            claimed_at: claimedAt,
+            processed_at: null,
+          })
+          .executeTakeFirstOrThrow();
+        return { claimed: true, id: Number(inserted.insertId) };
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
+      }
+      const existing = await this.db
+        .selectFrom("release_history")
+        .select(["id", "status", "claimed_at"])
+        .where("repository_id", "=", repositoryId)
+        .where("tag", "=", tag)
+        .executeTakeFirst();
+      if (!existing) continue;
+      if ((PROCESSED as readonly string[]).includes(existing.status)) {
+        return { claimed: false, reason: "already_processed" };
+      }
+      const takeable =
+        existing.status === "failed" ||
+        (existing.status === PROCESSING && existing.claimed_at < staleBefore.toISOString());
+      if (!takeable) return { claimed: false, reason: "in_progress" };
+      const taken = await this.db
+        .updateTable("release_history")
+        .set({ status: PROCESSING, claimed_at: claimedAt, triggered_by: trigger })
+        .where("id", "=", existing.id)
+        .where("status", "=", existing.status)
+        .where("claimed_at", "=", existing.claimed_at)
+        .executeTakeFirst();
+      return Number(taken.numUpdatedRows) === 1
+        ? { claimed: true, id: Number(existing.id) }
+        : { claimed: false, reason: "in_progress" };
+    }
+    return { claimed: false, reason: "in_progress" };
+  }
+
+  /** Records the outcome of a claimed processing. */
+  async complete(id: number, outcome: ProcessingOutcome): Promise<void> {
+    await this.db
+      .updateTable("release_history")
+      .set({
+        name: outcome.name,
+        status: outcome.status,
+        files_count: outcome.filesCount,
+        total_bytes: outcome.totalBytes,
+        errors: JSON.stringify(outcome.errors),
+        processed_at: outcome.processedAt,
+      })
+      .where("id", "=", id)
+      .execute();
+  }
+
+  /** Whether `tag` has a record with status success or partial. */
+  async isProcessed(repositoryId: number, tag: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom("release_history")
+      .select("id")
+      .where("repository_id", "=", repositoryId)
+      .where("tag", "=", tag)
+      .where("status", "in", PROCESSED)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** Deletes the record of `tag` (reprocess). */
+  async remove(repositoryId: number, tag: string): Promise<void> {
+    await this.db
+      .deleteFrom("release_history")
+      .where("repository_id", "=", repositoryId)
+      .where("tag", "=", tag)
+      .execute();
+  }
+
+  async find(id: number): Promise<HistoryRecord | null> {
+    const row = await this.selectRecords().where("release_history.id", "=", id).executeTakeFirst();
+    return row ? toRecord(row) : null;
+  }
+
+  /** Finished records, newest first, at most `limit`; `total` counts all of them. */
+  async list(options: {
+    limit: number;
+    repositoryId?: number;
+  }): Promise<{ history: HistoryRecord[]; total: number }> {
+    let records = this.selectRecords()
+      .where("release_history.status", "!=", PROCESSING)
+      .orderBy("release_history.processed_at", "desc")
+      .orderBy("release_history.id", "desc")
+      .limit(options.limit);
+    let count = this.db
+      .selectFrom("release_history")
+      .select((eb) => eb.fn.countAll().as("total"))
+      .where("status", "!=", PROCESSING);
+    if (options.repositoryId !== undefined) {
+      records = records.where("release_history.repository_id", "=", options.repositoryId);
+      count = count.where("repository_id", "=", options.repositoryId);
+    }
+    const [rows, total] = await Promise.all([records.execute(), count.executeTakeFirstOrThrow()]);
+    return { history: rows.map(toRecord), total: Number(total.total) };
+  }
+
+  /** Releases processed (success or partial) since `since`, for `/monitor/status`. */
+  async countProcessedSince(since: Date): Promise<number> {
+    const row = await this.db
+      .selectFrom("release_history")
+      .select((eb) => eb.fn.countAll().as("count"))
+      .where("status", "in", PROCESSED)
+      .where("processed_at", ">=", since.toISOString())
+      .executeTakeFirstOrThrow();
+    return Number(row.count);
+  }
+
+  private selectRecords() {
+    return this.db
+      .selectFrom("release_history")
+      .innerJoin("repositories", "repositories.id", "release_history.repository_id")
+      .selectAll("release_history")
+      .select(["repositories.owner as owner", "repositories.name as repo_name"]);
+  }
+}

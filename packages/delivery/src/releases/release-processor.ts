@@ -1,0 +1,552 @@
+import { extname } from "node:path";
+import { text } from "node:stream/consumers";
+import { defineError, isAppError, type Logger } from "@rd/common";
+import type { Clock } from "../clock.js";
+import type { CodeHostDownload, CodeHostRelease, GithubClient } from "../codehost/github-client.js";
+import type { WatchedRepository } from "../repositories/repo-repository.js";
+import type { ObjectStore, StorageProvider } from "../storage/object-store.js";
+import {
+  type ArtifactRule,
+  DECLARATION_FILE,
+  type Declaration,
+  type PublishRule,
+  parseDeclaration,
+} from "./declaration.js";
+import {
+  objectUrl,
+  type Placement,
+  targetsFor,
+  UnsafeDestinationError,
+  versionOf,
+} from "./destinations.js";
+import type {
+  HistoryRecord,
+  HistoryRepository,
+  HistoryStatus,
+  ProcessingTrigger,
+} from "./history-repository.js";
+import { pruneVersions, versionsKept } from "./pruning.js";
+import { type PublishedFile, type PublishTarget, publishFile, publishZip } from "./publisher.js";
+
+/** The "Release processing result" of the specification (check, reprocess, webhook). */
+export interface ReleaseResult {
+  repository: string;
+  tag: string;
+  processed: Array<{
+    file: string;
+    size: number;
+    versioned_url: string | null;
+    latest_url: string | null;
+  }>;
+  artifacts: Array<{
+    file: string;
+    destination: string;
+    type: "binary" | "zip";
+    size: number;
+    latest_url: string | null;
+  }>;
+  documentation: Array<{
+    type: string;
+    file: string;
+    destination: string;
+    latest_url: string | null;
+  }>;
+  skipped: string[];
+  errors: string[];
+}
+
+/** What a check did with a release. */
+export type Processing =
+  | {
+      readonly outcome: "published";
+      readonly record: HistoryRecord;
+      readonly result: ReleaseResult;
+    }
+  | {
+      readonly outcome: "already_processed" | "in_progress";
+      readonly result: ReleaseResult;
+    };
+
+/** The "Dry-run listing" of the specification. */
+export interface DryRunListing {
+  repository: string;
+  total_releases: number;
+  releases: Array<{
+    tag: string;
+    name: string;
+    created_at: string;
+    prerelease: boolean;
+    draft: boolean;
+    assets_count: number;
+    assets: Array<{ name: string; size: number; download_url: string }>;
+  }>;
+}
+
+export const NoRelease = defineError("no_release", 404, "The repository has no release");
+export const ReleaseNotFound = defineError("release_not_found", 404, "Release not found");
+
+/** The code-host questions processing asks. */
+export type ReleaseHost = Pick<
+  GithubClient,
+  "getLatestRelease" | "getReleaseByTag" | "listReleases" | "getFileAtRef" | "downloadAsset"
+>;
+
+/** The storage providers a declaration may name, and each one's default public base URL. */
+export interface StorageProviders {
+  readonly local: ObjectStore;
+  /** Null when `OBJECTSTORE_*` is not configured. */
+  readonly objectstore: ObjectStore | null;
+  /** Default `delivery_url` for a bucket when the declaration sets none (null: none known). */
+  defaultDeliveryUrl(provider: StorageProvider, bucket: string): string | null;
+}
+
+export interface ProcessingPolicy {
+  /** A claim older than this belongs to an instance presumed dead and may be taken over. */
+  readonly staleClaimMs: number;
+  /** Waits between attempts of one download+upload; attempts = length + 1. */
+  readonly retryDelaysMs: readonly number[];
+  /** `.delivery.yml` larger than this is refused (it is read into memory to parse). */
+  readonly maxDeclarationBytes: number;
+}
+
+export const DEFAULT_PROCESSING_POLICY: ProcessingPolicy = {
+  // A 1 GiB asset publishes in well under a minute on a sane link; 30 minutes of silence
+  // means the claiming instance died. Documented in the README (Publishing).
+  staleClaimMs: 30 * 60 * 1000,
+  // A fresh signed URL is asked for on every attempt.
+  retryDelaysMs: [1_000, 5_000],
+  maxDeclarationBytes: 256 * 1024,
+};
+
+export interface ReleaseProcessorDeps {
+  readonly host: ReleaseHost;
+  readonly history: HistoryRepository;
+  readonly storage: StorageProviders;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Folder for zip archives while their entries are published. */
+  readonly tempDir: string;
+  readonly policy?: Partial<ProcessingPolicy>;
+  /** Called once per finished processing (notifications); its failures are logged only. */
+  readonly onFinished?: (record: HistoryRecord) => Promise<void>;
+}
+
+/** A download or storage failure: the processing is `failed` (and retried by the next check). */
+class PublishFailure extends Error {}
+
+function emptyResult(repository: string, tag: string): ReleaseResult {
+  return {
+    repository,
+    tag,
+    processed: [],
+    artifacts: [],
+    documentation: [],
+    skipped: [],
+    errors: [],
+  };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Processes releases: claims the release in the history (exactly once across instances),
+ * reads `.delivery.yml` at the tag, streams each declared asset and doc to storage, prunes old
+ * versions, and records the outcome.
+ */
+export class ReleaseProcessor {
+  private readonly policy: ProcessingPolicy;
+
+  constructor(private readonly deps: ReleaseProcessorDeps) {
+    this.policy = { ...DEFAULT_PROCESSING_POLICY, ...deps.policy };
+  }
+
+  /** Processes the latest release of `repository` unless it was already processed. */
+  async check(repository: WatchedRepository, trigger: ProcessingTrigger): Promise<Processing> {
+    const release = await this.deps.host.getLatestRelease(repository.owner, repository.name);
+    if (!release) throw NoRelease(`No release found for ${repository.fullName}`);
+    return this.process(repository, release, trigger);
+  }
+
+  /** Processes the release of `tag` unless it was already processed (webhook). */
+  async checkTag(
+    repository: WatchedRepository,
+    tag: string,
+    trigger: ProcessingTrigger,
+  ): Promise<Processing> {
+    return this.process(repository, await this.releaseOfTag(repository, tag), trigger);
+  }
+
+  /** Deletes the record of the release (the latest, or `tag`) and processes it again. */
+  async reprocess(repository: WatchedRepository, tag?: string): Promise<Processing> {
+    const release =
+      tag === undefined
+        ? await this.deps.host.getLatestRelease(repository.owner, repository.name)
+        : await this.releaseOfTag(repository, tag);
+    if (!release) throw NoRelease(`No release found for ${repository.fullName}`);
+    await this.deps.history.remove(repository.id, release.tag);
+    return this.process(repository, release, "reprocess");
+  }
+
+  /** Every release of the repository, without processing anything. */
+  async dryRun(repository: WatchedRepository): Promise<DryRunListing> {
+    const releases = await this.deps.host.listReleases(repository.owner, repository.name);
+    if (releases === null) {
+      throw ReleaseNotFound(`Repository ${repository.fullName} not found on the code host`);
+    }
+    return {
+      repository: repository.fullName,
+      total_releases: releases.length,
+      releases: releases.map((release) => ({
+        tag: release.tag,
+        name: release.name,
+        created_at: release.createdAt,
+        prerelease: release.prerelease,
+        draft: release.draft,
+        assets_count: release.assets.length,
+        assets: release.assets.map((asset) => ({
+          name: asset.name,
+          size: asset.size,
+          download_url: asset.downloadUrl,
+        })),
+      })),
+    };
+  }
+
+  private async releaseOfTag(repository: WatchedRepository, tag: string): Promise<CodeHostRelease> {
+    const release = await this.deps.host.getReleaseByTag(repository.owner, repository.name, tag);
+    if (!release) throw ReleaseNotFound(`Release ${tag} not found in ${repository.fullName}`);
+    return release;
+  }
+
+  private async process(
+    repository: WatchedRepository,
+    release: CodeHostRelease,
+    trigger: ProcessingTrigger,
+  ): Promise<Processing> {
+    const { history, clock, logger } = this.deps;
+    const now = clock.now();
+    const claim = await history.claim(
+      repository.id,
+      release.tag,
+      trigger,
+      now,
+      new Date(now.getTime() - this.policy.staleClaimMs),
+    );
+    if (!claim.claimed) {
+      const result = emptyResult(repository.fullName, release.tag);
+      result.skipped.push(
+        claim.reason === "already_processed"
+          ? `${release.tag}: already processed`
+          : `${release.tag}: being processed by another instance`,
+      );
+      return { outcome: claim.reason, result };
+    }
+
+    const log = { repository: repository.fullName, tag: release.tag, trigger };
+    logger.info("processing release", log);
+    const result = emptyResult(repository.fullName, release.tag);
+    let status: HistoryStatus;
+    try {
+      status = await this.publish(repository, release, result);
+    } catch (error) {
+      // Anything unforeseen still ends in a record, so the claim is never left hanging.
+      logger.error("release processing crashed", { ...log, reason: messageOf(error) });
+      result.errors.push(`processing failed: ${messageOf(error)}`);
+      status = "failed";
+    }
+    const outcome = {
+      name: release.name,
+      status,
+      filesCount: result.processed.length,
+      totalBytes: result.processed.reduce((sum, file) => sum + file.size, 0),
+      errors: result.errors,
+      processedAt: clock.now().toISOString(),
+    };
+    await history.complete(claim.id, outcome);
+    const record: HistoryRecord = {
+      id: claim.id,
+      repository: repository.fullName,
+      tag: release.tag,
+      name: outcome.name,
+      status,
+      files_count: outcome.filesCount,
+      total_bytes: outcome.totalBytes,
+      errors: [...outcome.errors],
+      trigger,
+      processed_at: outcome.processedAt,
+    };
+    logger.info("release processed", {
+      ...log,
+      status,
+      files: record.files_count,
+      bytes: record.total_bytes,
+      errors: record.errors.length,
+    });
+    if (this.deps.onFinished) {
+      await this.deps
+        .onFinished(record)
+        .catch((error) =>
+          logger.warn("release notification failed", { ...log, reason: messageOf(error) }),
+        );
+    }
+    return { outcome: "published", record, result };
+  }
+
+  /** Publishes into `result`; returns the status. Never leaves a half-known state. */
+  private async publish(
+    repository: WatchedRepository,
+    release: CodeHostRelease,
+    result: ReleaseResult,
+  ): Promise<HistoryStatus> {
+    const declaration = await this.readDeclaration(repository, release.tag, result);
+    if (!declaration) return "failed";
+    const target = this.targetFor(repository, release, declaration, result);
+    if (!target) return "failed";
+
+    const declared = new Set(declaration.artifacts.map((artifact) => artifact.source));
+    for (const asset of release.assets) {
+      if (!declared.has(asset.name)) {
+        result.skipped.push(`${asset.name}: not declared in ${DECLARATION_FILE}`);
+      }
+    }
+    try {
+      for (const artifact of declaration.artifacts) {
+        await this.publishArtifact(repository, release, target, artifact, result);
+      }
+      for (const doc of declaration.docs) {
+        await this.publishDoc(repository, release.tag, target, doc, result);
+      }
+    } catch (error) {
+      if (!(error instanceof PublishFailure)) throw error;
+      result.errors.push(error.message);
+      return "failed";
+    }
+
+    const keep = versionsKept(declaration.publish);
+    if (keep !== null) await this.prune(repository, target, keep, result);
+    return result.errors.length > 0 ? "partial" : "success";
+  }
+
+  private async readDeclaration(
+    repository: WatchedRepository,
+    tag: string,
+    result: ReleaseResult,
+  ): Promise<Declaration | null> {
+    let file: CodeHostDownload | null;
+    try {
+      file = await this.deps.host.getFileAtRef(
+        repository.owner,
+        repository.name,
+        DECLARATION_FILE,
+        tag,
+      );
+    } catch (error) {
+      result.errors.push(`${DECLARATION_FILE}: could not be read at ${tag}: ${messageOf(error)}`);
+      return null;
+    }
+    if (!file) {
+      result.errors.push(`${DECLARATION_FILE}: not found in the repository at ${tag}`);
+      return null;
+    }
+    if (file.size !== null && file.size > this.policy.maxDeclarationBytes) {
+      file.body.destroy();
+      result.errors.push(
+        `${DECLARATION_FILE}: larger than ${this.policy.maxDeclarationBytes} bytes`,
+      );
+      return null;
+    }
+    const parsed = parseDeclaration(await text(file.body), { folderName: repository.name });
+    if (!parsed.ok) {
+      result.errors.push(...parsed.errors);
+      return null;
+    }
+    return parsed.declaration;
+  }
+
+  private targetFor(
+    repository: WatchedRepository,
+    release: CodeHostRelease,
+    declaration: Declaration,
+    result: ReleaseResult,
+  ): PublishTarget | null {
+    const { provider, bucket, folderName } = declaration.storage;
+    const store = provider === "local" ? this.deps.storage.local : this.deps.storage.objectstore;
+    if (!store) {
+      result.errors.push(
+        `storage.provider ${provider} is not configured on this service (OBJECTSTORE_ENDPOINT)`,
+      );
+      return null;
+    }
+    const deliveryUrl =
+      declaration.storage.deliveryUrl ?? this.deps.storage.defaultDeliveryUrl(provider, bucket);
+    if (!deliveryUrl) {
+      result.errors.push(`storage.delivery_url: required for ${repository.fullName}`);
+      return null;
+    }
+    const placement: Placement = { folderName, tag: release.tag, deliveryUrl };
+    try {
+      targetsFor({ source: "", destination: "check", latest: true, versioned: true }, placement);
+    } catch (error) {
+      result.errors.push(messageOf(error));
+      return null;
+    }
+    return { store, bucket, placement, tempDir: this.deps.tempDir };
+  }
+
+  private async publishArtifact(
+    repository: WatchedRepository,
+    release: CodeHostRelease,
+    target: PublishTarget,
+    artifact: ArtifactRule,
+    result: ReleaseResult,
+  ): Promise<void> {
+    const asset = release.assets.find((candidate) => candidate.name === artifact.source);
+    if (!asset) {
+      result.errors.push(`artifact ${artifact.source}: no such asset in release ${release.tag}`);
+      return;
+    }
+    const download = () =>
+      this.deps.host.downloadAsset(repository.owner, repository.name, asset.id);
+    const destination = this.resolvedDestination(artifact, target.placement);
+    const folder = targetsFor(artifact, target.placement);
+    if (artifact.type === "zip") {
+      const zip = await this.attempt(`artifact ${artifact.source}`, async () =>
+        publishZip(target, artifact, (await download()).body),
+      );
+      for (const file of zip.files) result.processed.push(this.processedEntry(target, file));
+      for (const refusal of zip.refused)
+        result.errors.push(`artifact ${artifact.source}: ${refusal}`);
+      result.artifacts.push({
+        file: artifact.source,
+        destination,
+        type: "zip",
+        size: zip.size,
+        latest_url: folder.latestKey
+          ? `${objectUrl(target.placement.deliveryUrl, folder.latestKey)}/`
+          : null,
+      });
+      return;
+    }
+    const file = await this.attempt(`artifact ${artifact.source}`, async () => {
+      const { body, size } = await download();
+      return publishFile(target, artifact, body, size ?? undefined);
+    });
+    result.processed.push(this.processedEntry(target, file));
+    result.artifacts.push({
+      file: artifact.source,
+      destination,
+      type: "binary",
+      size: file.size,
+      latest_url: objectUrl(target.placement.deliveryUrl, file.targets.latestKey),
+    });
+  }
+
+  private async publishDoc(
+    repository: WatchedRepository,
+    tag: string,
+    target: PublishTarget,
+    doc: PublishRule,
+    result: ReleaseResult,
+  ): Promise<void> {
+    let missing = false;
+    const file = await this.attempt(`doc ${doc.source}`, async () => {
+      const found = await this.deps.host.getFileAtRef(
+        repository.owner,
+        repository.name,
+        doc.source,
+        tag,
+      );
+      if (!found) {
+        missing = true;
+        return null;
+      }
+      return publishFile(target, doc, found.body, found.size ?? undefined);
+    });
+    if (missing || !file) {
+      result.errors.push(`doc ${doc.source}: not found in the repository at ${tag}`);
+      return;
+    }
+    result.processed.push(this.processedEntry(target, file));
+    result.documentation.push({
+      type: extname(doc.source).replace(/^\./, ""),
+      file: doc.source,
+      destination: this.resolvedDestination(doc, target.placement),
+      latest_url: objectUrl(target.placement.deliveryUrl, file.targets.latestKey),
+    });
+  }
+
+  private async prune(
+    repository: WatchedRepository,
+    target: PublishTarget,
+    keep: number,
+    result: ReleaseResult,
+  ): Promise<void> {
+    try {
+      const releases = (await this.deps.host.listReleases(repository.owner, repository.name)) ?? [];
+      const releaseDates = new Map(
+        releases.map((release) => [
+          versionOf(release.tag),
+          new Date(release.publishedAt ?? release.createdAt),
+        ]),
+      );
+      const pruned = await pruneVersions({
+        store: target.store,
+        bucket: target.bucket,
+        folderName: target.placement.folderName,
+        keep,
+        releaseDates,
+      });
+      if (pruned.length > 0) {
+        this.deps.logger.info("old versions pruned", {
+          repository: repository.fullName,
+          versions: pruned.join(","),
+        });
+      }
+    } catch (error) {
+      result.errors.push(`pruning old versions failed: ${messageOf(error)}`);
+    }
+  }
+
+  /**
+   * Runs one download+upload, again after each delay of the policy; each attempt asks the
+   * code host afresh (a new signed URL). Refusals that cannot change are not retried.
+   */
+  private async attempt<T>(what: string, work: () => Promise<T>): Promise<T> {
+    const delays = this.policy.retryDelaysMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await work();
+      } catch (error) {
+        const permanent =
+          error instanceof UnsafeDestinationError || (isAppError(error) && error.status < 500);
+        if (permanent || attempt >= delays.length) {
+          throw new PublishFailure(`${what}: ${messageOf(error)}`);
+        }
+        this.deps.logger.warn("publishing attempt failed, retrying", {
+          what,
+          attempt: attempt + 1,
+          reason: messageOf(error),
+        });
+        await new Promise((resolve) => setTimeout(resolve, delays[attempt]));
+      }
+    }
+  }
+
+  private processedEntry(
+    target: PublishTarget,
+    file: PublishedFile,
+  ): ReleaseResult["processed"][number] {
+    return {
+      file: file.file,
+      size: file.size,
+      versioned_url: objectUrl(target.placement.deliveryUrl, file.targets.versionedKey),
+      latest_url: objectUrl(target.placement.deliveryUrl, file.targets.latestKey),
+    };
+  }
+
+  private resolvedDestination(rule: PublishRule, placement: Placement): string {
+    return rule.destination.replaceAll("{version}", versionOf(placement.tag));
+  }
+}

@@ -1,0 +1,145 @@
+import { createHash } from "node:crypto";
+import { buffer, text } from "node:stream/consumers";
+import { createLogging } from "@rd/common";
+import { LogCapture } from "@rd/common/test-kit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GithubClient } from "../../src/codehost/github-client.js";
+import { type GithubStub, startGithubStub } from "../fixtures/github-stub.js";
+import { createReleaseStub, generatedByte, type ReleaseStub } from "./release-stub.js";
+
+describe("the code host client's release questions", () => {
+  let stub: GithubStub;
+  let releases: ReleaseStub;
+  let client: GithubClient;
+
+  beforeAll(async () => {
+    releases = createReleaseStub();
+    stub = await startGithubStub({ routes: [releases.routes] });
+    stub.addRepository("acme/widget");
+    const logging = createLogging({ destination: new LogCapture() });
+    client = new GithubClient({
+      baseUrl: stub.url,
+      token: "test-token",
+      logger: logging.forTarget("delivery::codehost"),
+      policy: { retries: 0, retryBaseDelayMs: 1 },
+    });
+  });
+  afterAll(() => stub.close());
+
+  it("reads the latest release, skipping drafts and prereleases", async () => {
+    releases.addRelease("acme/widget", { tag: "v1.0.0", createdAt: "2026-01-01T00:00:00Z" });
+    releases.addRelease("acme/widget", {
+      tag: "v1.1.0",
+      name: "Widget 1.1",
+      createdAt: "2026-01-02T00:00:00Z",
+      assets: [{ name: "widget.bin", content: "bytes" }],
+    });
+    releases.addRelease("acme/widget", {
+      tag: "v2.0.0-rc1",
+      prerelease: true,
+      createdAt: "2026-01-03T00:00:00Z",
+    });
+    releases.addRelease("acme/widget", {
+      tag: "v2.0.0",
+      draft: true,
+      createdAt: "2026-01-04T00:00:00Z",
+    });
+    const latest = await client.getLatestRelease("acme", "widget");
+    expect(latest).toMatchObject({
+      tag: "v1.1.0",
+      name: "Widget 1.1",
+      draft: false,
+      prerelease: false,
+      assets: [{ name: "widget.bin", size: 5, contentType: "application/octet-stream" }],
+    });
+    expect(await client.getLatestRelease("acme", "nothing")).toBeNull();
+  });
+
+  it("reads a release by tag, or null", async () => {
+    expect((await client.getReleaseByTag("acme", "widget", "v1.0.0"))?.tag).toBe("v1.0.0");
+    expect(await client.getReleaseByTag("acme", "widget", "v9.9.9")).toBeNull();
+  });
+
+  it("lists every release across pages of 100", async () => {
+    for (let i = 0; i < 230; i++) {
+      releases.addRelease("acme/many", {
+        tag: `v0.0.${i}`,
+        createdAt: new Date(Date.UTC(2025, 0, 1, 0, i)).toISOString(),
+      });
+    }
+    const all = await client.listReleases("acme", "many");
+    expect(all).toHaveLength(230);
+    expect(all?.[0]?.tag).toBe("v0.0.229");
+    const pages = stub.state.requests.filter((r) => r.path === "/repos/acme/many/releases");
+    expect(pages).toHaveLength(3);
+  });
+
+  it("streams a repository file at a tag, and answers null for a missing one", async () => {
+    releases.addRelease("acme/docs", {
+      tag: "v3.0.0",
+      files: { ".delivery.yml": "storage: {bucket: files}\n", "docs/guide.md": "# Guide\n" },
+    });
+    const file = await client.getFileAtRef("acme", "docs", "docs/guide.md", "v3.0.0");
+    if (!file) throw new Error("guide missing");
+    expect(await text(file.body)).toBe("# Guide\n");
+    expect(await client.getFileAtRef("acme", "docs", "docs/missing.md", "v3.0.0")).toBeNull();
+  });
+
+  it("downloads an asset through the signed redirect without sending the token there", async () => {
+    const release = releases.addRelease("acme/assets", {
+      tag: "v1.0.0",
+      assets: [{ name: "tool.bin", content: "tool-bytes" }],
+    });
+    const asset = release.assets[0];
+    if (!asset) throw new Error("no asset");
+    const download = await client.downloadAsset("acme", "assets", asset.id);
+    expect(download.size).toBe(10);
+    expect(await text(download.body)).toBe("tool-bytes");
+    const api = stub.requestsTo(`/repos/acme/assets/releases/assets/${asset.id}`);
+    expect(api.at(-1)?.authorization).toBe("token test-token");
+    const signed = stub.requestsTo(`/signed/assets/${asset.id}`);
+    expect(signed).toHaveLength(1);
+    expect(signed[0]?.authorization).toBeUndefined();
+  });
+
+  it("asks the API for a fresh signed URL on each download", async () => {
+    const release = releases.addRelease("acme/fresh", {
+      tag: "v1.0.0",
+      assets: [{ name: "a.bin", content: "a" }],
+    });
+    const id = release.assets[0]?.id ?? 0;
+    const before = releases.state.signedUrls.length;
+    await text((await client.downloadAsset("acme", "fresh", id)).body);
+    await text((await client.downloadAsset("acme", "fresh", id)).body);
+    const urls = releases.state.signedUrls.slice(before);
+    expect(urls).toHaveLength(2);
+    expect(urls[0]).not.toBe(urls[1]);
+  });
+
+  it("reports a failed signed download as the code host being unavailable", async () => {
+    const release = releases.addRelease("acme/broken", {
+      tag: "v1.0.0",
+      assets: [{ name: "a.bin", content: "a" }],
+    });
+    releases.state.failSignedDownloads = 1;
+    await expect(
+      client.downloadAsset("acme", "broken", release.assets[0]?.id ?? 0),
+    ).rejects.toMatchObject({ code: "codehost_unavailable" });
+  });
+
+  it("streams a large generated asset intact", async () => {
+    const size = 8 * 1024 * 1024 + 7;
+    const release = releases.addRelease("acme/large", {
+      tag: "v1.0.0",
+      assets: [{ name: "big.bin", content: { generated: size } }],
+    });
+    const download = await client.downloadAsset("acme", "large", release.assets[0]?.id ?? 0);
+    const bytes = await buffer(download.body);
+    expect(bytes.length).toBe(size);
+    const expected = Buffer.alloc(size);
+    for (let i = 0; i < size; i++) expected[i] = generatedByte(i);
+    expect(createHash("sha256").update(bytes).digest("hex")).toBe(
+      createHash("sha256").update(expected).digest("hex"),
+    );
+  });
+});
