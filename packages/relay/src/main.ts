@@ -9,6 +9,7 @@
  * in `close()`, before the database closes.
  */
 import { hostname } from "node:os";
+import { join } from "node:path";
 import { createLogging, type Logging, waitForStopSignal, withinDeadline } from "@rd/common";
 import type { Database } from "better-sqlite3";
 import { createAccessSettings } from "./access/access-settings.js";
@@ -29,6 +30,12 @@ import { createDnsResolver, type DnsResolver } from "./dns/dns-resolver.js";
 import { createDomainService } from "./domains/domain-service.js";
 import { buildApp, type RelayApp } from "./http/app.js";
 import { createLedger, LEDGER_TARGET, type Ledger } from "./ledger/ledger.js";
+import { createQueueIntake } from "./queue/queue-intake.js";
+import { recoverQueue } from "./queue/queue-recovery.js";
+import { createQueueService } from "./queue/queue-service.js";
+import { createQueueTicker } from "./queue/queue-ticker.js";
+import { createQueueWorker } from "./queue/queue-worker.js";
+import { createSpoolStore, SPOOL_DIR_NAME } from "./queue/spool-store.js";
 import { createClientRepository } from "./state/client-repository.js";
 import { createQueueRepository } from "./state/queue-repository.js";
 import { createQuotaRepository } from "./state/quota-repository.js";
@@ -87,12 +94,32 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
 
   const clientRepository = createClientRepository(db);
   const authenticator = createClientAuthenticator(clientRepository);
+  const queueRepository = createQueueRepository(db);
   const outbound = createOutbound({
     settings: () => config.current(),
     dns,
-    queue: createQueueRepository(db),
+    queue: queueRepository,
     emit: (event) => ledger.emit(event),
     clock,
+  });
+  // The asynchronous queue: recovered before any request, drained by the ticker and /queue/tick.
+  const queueLog = logging.forTarget("relay::queue");
+  const spool = createSpoolStore(join(env.dbDir, SPOOL_DIR_NAME));
+  await recoverQueue({ queue: queueRepository, spool, clock, logger: queueLog });
+  const queueWorker = createQueueWorker({
+    queue: queueRepository,
+    spool,
+    attempt: outbound.attempt,
+    requireTls: outbound.requireTls,
+    emit: (event) => ledger.emit(event),
+    config: () => config.current(),
+    clock,
+    logger: queueLog,
+  });
+  const ticker = createQueueTicker({
+    worker: queueWorker,
+    intervalSecs: current.tick_interval_secs,
+    logger: queueLog,
   });
   const submission = createSubmissionService({
     config,
@@ -100,7 +127,11 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
     ledger,
     signer: createDkimSigner({ now: () => new Date(clock.now()) }),
     quota: createDomainQuota(createQuotaRepository(db), clock),
-    dispatch: createMessageDispatch({ asyncMode: env.asyncMode, deliverNow: outbound.deliver }),
+    dispatch: createMessageDispatch({
+      asyncMode: env.asyncMode,
+      deliverNow: outbound.deliver,
+      enqueue: createQueueIntake({ queue: queueRepository, spool, clock, logger: queueLog }),
+    }),
   });
   const app = await buildApp({
     env,
@@ -114,6 +145,7 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
     domains: createDomainService({ config, machineHostname: hostname(), logger: log }),
     access: createAccessSettings(config),
     submission,
+    queue: createQueueService({ repository: queueRepository, worker: queueWorker }),
   });
 
   let closed: Promise<void> | undefined;
@@ -127,6 +159,7 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
     async listen() {
       const { host, port } = parseListenAddress(config.current().listen);
       await app.listen({ host, port });
+      ticker.start();
       const address = app.server.address();
       const bound = typeof address === "object" && address ? address.port : port;
       log.info("relay listening", {
@@ -138,10 +171,17 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
     },
     close() {
       closed ??= (async () => {
+        // The queue takes no new entry from now on; attempts in hand finish (bounded below).
+        const queueStopped = Promise.all([ticker.stop(), queueWorker.stop()]);
         const finished = await withinDeadline(app.close(), SHUTDOWN_GRACE_MS);
         if (!finished) {
           log.warn("in-flight requests did not finish in time; closing their connections");
           app.server.closeAllConnections();
+        }
+        if (!(await withinDeadline(queueStopped, SHUTDOWN_GRACE_MS))) {
+          log.warn(
+            "queue deliveries still in flight at shutdown; they are retried after the restart",
+          );
         }
         await ledger.close();
         db.close();

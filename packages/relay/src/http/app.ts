@@ -31,6 +31,7 @@ import type { ConfigStore } from "../config/config-store.js";
 import type { RelayEnv } from "../config/env.js";
 import type { DomainService } from "../domains/domain-service.js";
 import type { Ledger } from "../ledger/ledger.js";
+import type { QueueService } from "../queue/queue-service.js";
 import type { SubmissionService } from "../submission/submission-service.js";
 import { createErrorHandler } from "./error-handler.js";
 import { Errors } from "./errors.js";
@@ -41,6 +42,7 @@ import { clientRoutes } from "./routes/clients.js";
 import { domainRoutes } from "./routes/domains.js";
 import { healthRoutes } from "./routes/health.js";
 import { openApiRoutes } from "./routes/openapi.js";
+import { queueRoutes } from "./routes/queue.js";
 import { rateLimitRoutes } from "./routes/ratelimit.js";
 import { sendRoutes } from "./routes/send.js";
 
@@ -60,6 +62,7 @@ export interface AppDeps {
   domains: DomainService;
   access: AccessSettings;
   submission: SubmissionService;
+  queue: QueueService;
 }
 
 /** What a route module receives: the app's deps plus the OpenAPI collector. */
@@ -84,6 +87,7 @@ const ROUTE_MODULES: ReadonlyArray<(app: RelayApp, deps: RouteDeps) => void> = [
   rateLimitRoutes,
   allowlistRoutes,
   sendRoutes,
+  queueRoutes,
 ];
 
 export async function buildApp(deps: AppDeps): Promise<RelayApp> {
