@@ -1,13 +1,6 @@
-import type { DeliveryAttempt, RecipientJob } from "./delivery-attempt.js";
-import { NO_HOST } from "./delivery-attempt.js";
+import { type DeliveryAttempt, NO_HOST, type RecipientJob } from "./delivery-attempt.js";
 import type { DeliveryEvent } from "./delivery-events.js";
 import type { GateTimer } from "./send-gate.js";
-
-/**
- * Synchronous retry schedule (`sync_retry_delays_secs`): the wait before each attempt, the first
- * being 0 (right away). Specification: immediate, then +5 s, +10 s, +30 s; so at most 4 attempts.
- */
-export const DEFAULT_SYNC_RETRY_DELAYS_SECS: readonly number[] = [0, 5, 10, 30];
 
 /** What a finished synchronous delivery reports for one recipient. */
 export interface RecipientOutcome {
@@ -21,7 +14,10 @@ export interface RecipientOutcome {
 export interface SyncDeliveryDeps {
   attempt: DeliveryAttempt;
   emit: (event: DeliveryEvent) => void;
-  /** Read at each delivery, so configuration reloads apply. */
+  /**
+   * `sync_retry_delays_secs` (default immediate, +5 s, +10 s, +30 s): the wait before each
+   * attempt. Read at each delivery, so configuration changes apply.
+   */
   retryDelaysSecs: () => readonly number[];
   timer: Pick<GateTimer, "sleep">;
 }
