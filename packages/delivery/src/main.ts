@@ -25,6 +25,8 @@ import { VERSION } from "./version.js";
 
 /** Requests in flight at shutdown get this long to finish (decisions: at most 10 s). */
 export const SHUTDOWN_GRACE_MS = 10_000;
+/** How often idle keep-alive connections are closed while shutting down. */
+const IDLE_SWEEP_MS = 50;
 
 /** Until the release history exists (issue #5), no release has been processed. */
 const noReleaseHistory: ReleaseActivity = { countProcessedSince: async () => 0 };
@@ -85,10 +87,17 @@ export async function startService(
       address,
       async stop() {
         const closing = app.close();
-        if (!(await withinDeadline(closing, SHUTDOWN_GRACE_MS))) {
-          log.warn("requests still in flight after the grace period: closing their connections");
-          app.server.closeAllConnections();
-          await closing;
+        // NOTE: a keep-alive connection whose request finishes during shutdown stays open
+        // until the client closes it; sweep such connections as soon as they turn idle.
+        const sweeper = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
+        try {
+          if (!(await withinDeadline(closing, SHUTDOWN_GRACE_MS))) {
+            log.warn("requests still in flight after the grace period: closing their connections");
+            app.server.closeAllConnections();
+            await closing;
+          }
+        } finally {
+          clearInterval(sweeper);
         }
         await database.close();
         log.info("stopped");

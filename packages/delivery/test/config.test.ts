@@ -1,0 +1,137 @@
+import { resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../src/config.js";
+
+describe("configuration from the environment", () => {
+  it("uses the decided defaults when nothing is set", () => {
+    expect(loadConfig({})).toEqual({
+      host: "0.0.0.0",
+      port: 8081,
+      database: { kind: "sqlite", file: resolve("./data/delivery.db") },
+      apiKey: undefined,
+      hostingWebhookSecret: undefined,
+      jwtSecret: undefined,
+      codehost: { apiUrl: "https://api.github.com", token: undefined },
+      publicUrl: undefined,
+      objectstore: {
+        endpoint: undefined,
+        region: "us-east-1",
+        accessKeyId: undefined,
+        secretAccessKey: undefined,
+      },
+      localStorageDir: resolve("./data/files"),
+      schedulerIntervalMinutes: 10,
+      telegram: { botToken: undefined, chatId: undefined, apiUrl: "https://api.telegram.org" },
+      logFilter: undefined,
+    });
+  });
+
+  it("reads every variable", () => {
+    const config = loadConfig({
+      HOST: "127.0.0.1",
+      PORT: "9000",
+      DATABASE_URL: "mysql://app:secret@db.internal:3306/delivery",
+      API_KEY: "key",
+      HOSTING_WEBHOOK_SECRET: "hook",
+      JWT_SECRET: "j".repeat(32),
+      CODEHOST_API_URL: "https://git.example.com/api/v3/",
+      CODEHOST_TOKEN: "ghp_x",
+      PUBLIC_URL: "https://delivery.example.com/",
+      OBJECTSTORE_ENDPOINT: "http://127.0.0.1:9000",
+      OBJECTSTORE_REGION: "eu-west-1",
+      OBJECTSTORE_ACCESS_KEY: "ak",
+      OBJECTSTORE_SECRET_KEY: "sk",
+      LOCAL_STORAGE_DIR: "/srv/files",
+      SCHEDULER_INTERVAL_MINUTES: "0",
+      TELEGRAM_BOT_TOKEN: "bot",
+      TELEGRAM_CHAT_ID: "-100",
+      TELEGRAM_API_URL: "http://127.0.0.1:8999",
+      RUST_LOG: "warn,delivery::http=debug",
+    });
+    expect(config).toEqual({
+      host: "127.0.0.1",
+      port: 9000,
+      database: { kind: "mysql", url: "mysql://app:secret@db.internal:3306/delivery" },
+      apiKey: "key",
+      hostingWebhookSecret: "hook",
+      jwtSecret: "j".repeat(32),
+      codehost: { apiUrl: "https://git.example.com/api/v3", token: "ghp_x" },
+      publicUrl: "https://delivery.example.com",
+      objectstore: {
+        endpoint: "http://127.0.0.1:9000",
+        region: "eu-west-1",
+        accessKeyId: "ak",
+        secretAccessKey: "sk",
+      },
+      localStorageDir: "/srv/files",
+      schedulerIntervalMinutes: 0,
+      telegram: { botToken: "bot", chatId: "-100", apiUrl: "http://127.0.0.1:8999" },
+      logFilter: "warn,delivery::http=debug",
+    });
+  });
+
+  it("accepts mariadb:// and sqlite:<path> database URLs", () => {
+    expect(loadConfig({ DATABASE_URL: "mariadb://root@127.0.0.1/x" }).database).toEqual({
+      kind: "mysql",
+      url: "mysql://root@127.0.0.1/x",
+    });
+    expect(loadConfig({ DATABASE_URL: "sqlite:./var/d.db" }).database).toEqual({
+      kind: "sqlite",
+      file: resolve("./var/d.db"),
+    });
+    expect(loadConfig({ DATABASE_URL: "sqlite:///tmp/d.db" }).database).toEqual({
+      kind: "sqlite",
+      file: "/tmp/d.db",
+    });
+  });
+
+  it("treats blank variables as unset", () => {
+    expect(loadConfig({ API_KEY: "  ", PORT: "" })).toMatchObject({
+      apiKey: undefined,
+      port: 8081,
+    });
+  });
+
+  it("is frozen, nested objects included", () => {
+    const config = loadConfig({});
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.codehost)).toBe(true);
+    expect(Object.isFrozen(config.database)).toBe(true);
+  });
+
+  it.each([
+    ["PORT", { PORT: "http" }],
+    ["PORT", { PORT: "70000" }],
+    ["PORT", { PORT: "-1" }],
+    ["DATABASE_URL", { DATABASE_URL: "postgres://localhost/x" }],
+    ["DATABASE_URL", { DATABASE_URL: "mysql://host-without-database" }],
+    ["JWT_SECRET", { JWT_SECRET: "too-short" }],
+    ["CODEHOST_API_URL", { CODEHOST_API_URL: "api.github.com" }],
+    ["PUBLIC_URL", { PUBLIC_URL: "ftp://example.com" }],
+    ["OBJECTSTORE_ENDPOINT", { OBJECTSTORE_ENDPOINT: "not a url" }],
+    ["OBJECTSTORE_SECRET_KEY", { OBJECTSTORE_ACCESS_KEY: "ak" }],
+    ["OBJECTSTORE_ACCESS_KEY", { OBJECTSTORE_SECRET_KEY: "sk" }],
+    ["SCHEDULER_INTERVAL_MINUTES", { SCHEDULER_INTERVAL_MINUTES: "1.5" }],
+    ["SCHEDULER_INTERVAL_MINUTES", { SCHEDULER_INTERVAL_MINUTES: "ten" }],
+    ["TELEGRAM_CHAT_ID", { TELEGRAM_BOT_TOKEN: "bot" }],
+    ["TELEGRAM_BOT_TOKEN", { TELEGRAM_CHAT_ID: "1" }],
+    ["TELEGRAM_API_URL", { TELEGRAM_API_URL: "telegram" }],
+    ["RUST_LOG", { RUST_LOG: "verbose" }],
+  ])("names %s when its value is bad", (variable, env) => {
+    let error: unknown;
+    try {
+      loadConfig(env);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).variable).toBe(variable);
+    expect((error as ConfigError).message).toMatch(new RegExp(`^${variable}: `));
+  });
+
+  it("never echoes a database password in its error", () => {
+    expect(() => loadConfig({ DATABASE_URL: "postgres://u:hunter2@h/x" })).toThrow(
+      /^(?!.*hunter2)/,
+    );
+  });
+});

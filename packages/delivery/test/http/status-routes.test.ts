@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RepoRepository } from "../../src/repositories/repo-repository.js";
+import { RATE_LIMIT_CACHE_MS } from "../../src/status/status-service.js";
+import { VERSION } from "../../src/version.js";
+import { createTestApp, type TestApp } from "../helpers/test-app.js";
+import { DIALECTS, dialectAvailable } from "../helpers/test-database.js";
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+for (const dialect of DIALECTS) {
+  describe.skipIf(!(await dialectAvailable(dialect)))(`GET /monitor/status (${dialect})`, () => {
+    let t: TestApp;
+    const asked: Date[] = [];
+    let objectstoreUp = true;
+
+    const status = async () => {
+      const response = await t.app.inject({ method: "GET", url: "/monitor/status" });
+      expect(response.statusCode).toBe(200);
+      return response.json();
+    };
+
+    beforeAll(async () => {
+      t = await createTestApp(dialect, {
+        env: { SCHEDULER_INTERVAL_MINUTES: "7" },
+        releases: {
+          async countProcessedSince(since) {
+            asked.push(since);
+            return 3;
+          },
+        },
+        objectstore: { isHealthy: async () => objectstoreUp },
+      });
+      const repos = new RepoRepository(t.database.db);
+      const now = t.clock.now().toISOString();
+      await repos.add("acme", "one", now);
+      await repos.add("acme", "two", now);
+      const off = await repos.add("acme", "three", now);
+      await repos.setActive(off.id, false);
+      t.stub.state.rateLimit = { limit: 5000, remaining: 4100, used: 900, reset: 1_900_000_500 };
+    });
+    afterAll(() => t.close());
+
+    it("reports every field", async () => {
+      t.scheduler.setRunning(true);
+      expect(await status()).toEqual({
+        version: VERSION,
+        repositories: { active: 2, total: 3 },
+        releases_last_24h: 3,
+        codehost_rate_limit: { limit: 5000, remaining: 4100, used: 900, reset: 1_900_000_500 },
+        services: { mysql: true, objectstore: true },
+        scheduler: { running: true, interval_minutes: 7 },
+      });
+      expect(asked.at(-1)?.getTime()).toBe(t.clock.now().getTime() - DAY_MS);
+    });
+
+    it("reports the scheduler stopped and the object store down", async () => {
+      t.scheduler.setRunning(false);
+      objectstoreUp = false;
+      const body = await status();
+      expect(body.scheduler).toEqual({ running: false, interval_minutes: 7 });
+      expect(body.services).toEqual({ mysql: true, objectstore: false });
+      objectstoreUp = true;
+    });
+
+    it("asks the code host for its rate limit at most every 30 seconds", async () => {
+      t.clock.advance(RATE_LIMIT_CACHE_MS + 1);
+      const before = t.stub.requestsTo("/rate_limit").length;
+      await status();
+      await status();
+      expect(t.stub.requestsTo("/rate_limit").length).toBe(before + 1);
+      t.stub.state.rateLimit = { ...t.stub.state.rateLimit, remaining: 4000, used: 1000 };
+      t.clock.advance(RATE_LIMIT_CACHE_MS + 1);
+      expect((await status()).codehost_rate_limit.remaining).toBe(4000);
+    });
+
+    it("answers with null rate-limit fields while the code host fails", async () => {
+      t.clock.advance(RATE_LIMIT_CACHE_MS + 1);
+      t.stub.failNext(1, 502);
+      expect((await status()).codehost_rate_limit).toEqual({
+        limit: null,
+        remaining: null,
+        used: null,
+        reset: null,
+      });
+    });
+  });
+}
+
+describe("GET /monitor/status without an object store, with the database down", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp("sqlite");
+  });
+  afterAll(() => t.close());
+
+  it("reports no object store as objectstore: false and the default interval", async () => {
+    const body = (await t.app.inject({ method: "GET", url: "/monitor/status" })).json();
+    expect(body.services).toEqual({ mysql: true, objectstore: false });
+    expect(body.scheduler).toEqual({ running: false, interval_minutes: 10 });
+  });
+
+  it("still answers when the database is down, with mysql: false", async () => {
+    await t.database.close();
+    const response = await t.app.inject({ method: "GET", url: "/monitor/status" });
+    expect(response.statusCode).toBe(200);
+    expect(response.json().services.mysql).toBe(false);
+  });
+});

@@ -1,0 +1,238 @@
+import { spawn } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { LogCapture, makeTempDir } from "@rd/common/test-kit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { JWT_SECRET_FILE } from "../src/jwt-secret.js";
+import { serve } from "../src/main.js";
+import { type GithubStub, startGithubStub } from "./fixtures/github-stub.js";
+import {
+  createTestDatabase,
+  DIALECTS,
+  dialectAvailable,
+  type TestDatabase,
+} from "./helpers/test-database.js";
+
+const API_KEY = "main-test-api-key";
+
+/** Starts `serve` in this process; resolves once it listens. */
+async function startServing(env: Record<string, string>) {
+  const logs = new LogCapture();
+  let stop: (signal: string) => void = () => undefined;
+  const stopSignal = new Promise<string>((resolve) => {
+    stop = resolve;
+  });
+  const exited = serve(env, { stopSignal, logDestination: logs });
+  const deadline = Date.now() + 10_000;
+  let address: string | undefined;
+  while (!address) {
+    const line = logs.lines.find((l) => (l.fields as { message?: string }).message === "listening");
+    address = (line?.fields as { address?: string } | undefined)?.address;
+    if (Date.now() > deadline)
+      throw new Error(`service did not start: ${JSON.stringify(logs.lines)}`);
+    if (!address) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return { address, logs, stop, exited };
+}
+
+const user = { email: "socket@example.com", password: "socket password", name: "Socket" };
+
+for (const dialect of DIALECTS) {
+  describe.skipIf(!(await dialectAvailable(dialect)))(
+    `delivery serve over a real socket (${dialect})`,
+    () => {
+      let stub: GithubStub;
+      let testDb: TestDatabase;
+      let env: Record<string, string>;
+
+      beforeAll(async () => {
+        stub = await startGithubStub();
+        testDb = await createTestDatabase(dialect);
+        env = {
+          HOST: "127.0.0.1",
+          PORT: "0",
+          DATABASE_URL: testDb.url,
+          API_KEY,
+          JWT_SECRET: "main-test-jwt-secret-0123456789abcdef",
+          CODEHOST_API_URL: stub.url,
+          SCHEDULER_INTERVAL_MINUTES: "0",
+        };
+      });
+      afterAll(async () => {
+        await testDb.drop();
+        await stub.close();
+      });
+
+      it("migrates at boot, serves HTTP with cookies, and shuts down cleanly with exit 0", async () => {
+        const service = await startServing(env);
+        const health = await fetch(`${service.address}/health`);
+        expect(health.status).toBe(200);
+        expect(await health.json()).toEqual({ status: "ok" });
+
+        const registered = await fetch(`${service.address}/auth/register`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(user),
+        });
+        expect(registered.status).toBe(201);
+        const login = await fetch(`${service.address}/auth/login`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ email: user.email, password: user.password }),
+        });
+        expect(login.status).toBe(200);
+        const cookies = login.headers.getSetCookie();
+        expect(cookies.find((c) => c.startsWith("access_token="))).toMatch(
+          /Max-Age=86400; Path=\/; Expires=.+; HttpOnly; SameSite=Lax/,
+        );
+
+        service.stop("SIGTERM");
+        expect(await service.exited).toBe(0);
+        const messages = service.logs.lines.map((l) => (l.fields as { message: string }).message);
+        expect(messages).toEqual(
+          expect.arrayContaining(["database ready", "shutting down", "stopped"]),
+        );
+        await expect(fetch(`${service.address}/health`)).rejects.toThrow();
+      });
+
+      it("lets a request in flight finish before exiting, and refuses new connections", async () => {
+        const service = await startServing(env);
+        stub.state.delayMs = 600;
+        try {
+          const inFlight = fetch(`${service.address}/monitor/status`);
+          await new Promise((resolve) => setTimeout(resolve, 150));
+          service.stop("SIGTERM");
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          await expect(fetch(`${service.address}/`)).rejects.toThrow();
+          const response = await inFlight;
+          expect(response.status).toBe(200);
+          expect((await response.json()).codehost_rate_limit.limit).toBe(5000);
+          expect(await service.exited).toBe(0);
+        } finally {
+          stub.state.delayMs = 0;
+        }
+      });
+    },
+  );
+}
+
+describe("delivery serve configuration", () => {
+  it("exits 2 naming the variable when the configuration is bad", async () => {
+    const logs = new LogCapture();
+    expect(
+      await serve({ PORT: "eighty" }, { logDestination: logs, stopSignal: new Promise(() => {}) }),
+    ).toBe(2);
+    expect(logs.lines[0]).toMatchObject({
+      level: "ERROR",
+      target: "delivery::config",
+      fields: { variable: "PORT" },
+    });
+  });
+
+  it("without JWT_SECRET, generates one beside the SQLite file, keeps it across restarts, and warns", async () => {
+    const dir = await makeTempDir("rd-delivery-main-");
+    const stub = await startGithubStub();
+    try {
+      const env = {
+        HOST: "127.0.0.1",
+        PORT: "0",
+        DATABASE_URL: `sqlite:${join(dir.path, "db", "delivery.db")}`,
+        API_KEY,
+        CODEHOST_API_URL: stub.url,
+      };
+      const first = await startServing(env);
+      expect(
+        first.logs.lines.some(
+          (l) =>
+            l.level === "WARN" &&
+            /JWT_SECRET/.test(String((l.fields as { message: string }).message)),
+        ),
+      ).toBe(true);
+      await fetch(`${first.address}/auth/register`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(user),
+      });
+      const { token } = await (
+        await fetch(`${first.address}/auth/login`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ email: user.email, password: user.password }),
+        })
+      ).json();
+      first.stop("SIGTERM");
+      expect(await first.exited).toBe(0);
+
+      const secret = (await readFile(join(dir.path, "db", JWT_SECRET_FILE), "utf8")).trim();
+      expect(secret.length).toBeGreaterThanOrEqual(32);
+
+      const second = await startServing(env);
+      const check = await fetch(`${second.address}/auth/check`, {
+        headers: { cookie: `access_token=${token}` },
+      });
+      expect(check.status).toBe(200);
+      second.stop("SIGTERM");
+      expect(await second.exited).toBe(0);
+    } finally {
+      await stub.close();
+      await dir.remove();
+    }
+  });
+});
+
+describe("the delivery process", () => {
+  it("stops on SIGTERM with exit code 0", async () => {
+    const dir = await makeTempDir("rd-delivery-proc-");
+    const stub = await startGithubStub();
+    const cli = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
+    try {
+      const child = spawn(
+        process.execPath,
+        [
+          "--import",
+          "tsx",
+          "--input-type=module",
+          "-e",
+          `import { run } from ${JSON.stringify(cli)}; process.exitCode = await run(["serve"]);`,
+        ],
+        {
+          env: {
+            PATH: process.env.PATH ?? "",
+            HOST: "127.0.0.1",
+            PORT: "0",
+            DATABASE_URL: `sqlite:${join(dir.path, "delivery.db")}`,
+            JWT_SECRET: "process-test-jwt-secret-0123456789abcdef",
+            CODEHOST_API_URL: stub.url,
+          },
+          stdio: ["ignore", "pipe", "pipe"],
+        },
+      );
+      let stdout = "";
+      const listening = new Promise<string>((resolve, reject) => {
+        child.stdout.on("data", (chunk: Buffer) => {
+          stdout += chunk.toString();
+          const match = /"address":"(http:\/\/[^"]+)"/.exec(stdout);
+          if (match?.[1]) resolve(match[1]);
+        });
+        child.once("exit", (code) => reject(new Error(`exited early (${code}): ${stdout}`)));
+      });
+      const address = await listening;
+      expect((await fetch(`${address}/`)).status).toBe(200);
+      const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      expect(await exited).toBe(0);
+      const lines = stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line));
+      expect(lines.at(-1)).toMatchObject({
+        target: "delivery::main",
+        fields: { message: "stopped" },
+      });
+    } finally {
+      await stub.close();
+      await dir.remove();
+    }
+  });
+});
