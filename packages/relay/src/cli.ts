@@ -1,5 +1,5 @@
 /**
- * `relay [serve] | healthcheck` (and, from the other parts of the relay, `tick` and `check`).
+ * `relay [serve] | healthcheck | tick` (and, from the other parts of the relay, `check`).
  * `run` returns the exit code; it never calls `process.exit`, so output is flushed.
  *
  * Extension point: add a subcommand to `COMMANDS` as `async (args, env) => exitCode`.
@@ -14,12 +14,16 @@ import { serve } from "./main.js";
 
 // A healthcheck that takes longer than this counts as a failure.
 const HEALTHCHECK_TIMEOUT_MS = 5_000;
+// A tick answers when it has drained what is due, which behind the send gate can take minutes;
+// past this the command gives up (the server's tick carries on).
+const TICK_TIMEOUT_MS = 30 * 60_000;
 
 type Command = (args: string[], env: RelayEnv) => Promise<number>;
 
 const COMMANDS: Record<string, Command> = {
   serve: (_args, env) => serve(env),
   healthcheck: (_args, env) => healthcheck(env),
+  tick: (_args, env) => tick(env),
 };
 
 export async function run(argv: string[]): Promise<number> {
@@ -74,6 +78,27 @@ async function healthcheck(env: RelayEnv): Promise<number> {
     process.stderr.write(`relay healthcheck: ${url} answered ${response.status}\n`);
   } catch (error) {
     process.stderr.write(`relay healthcheck: ${url} failed: ${(error as Error).message}\n`);
+  }
+  return 1;
+}
+
+/**
+ * POST /queue/tick on the loopback port with `X-Auth-Token` from the environment; prints the
+ * JSON answer; exit 0 on 200, 1 otherwise (for a scheduler running it every minute).
+ */
+async function tick(env: RelayEnv): Promise<number> {
+  const url = `${await loopbackBaseUrl(env)}/queue/tick`;
+  try {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: env.authToken === undefined ? {} : { "x-auth-token": env.authToken },
+      signal: AbortSignal.timeout(TICK_TIMEOUT_MS),
+    });
+    process.stdout.write(`${(await response.text()).trim()}\n`);
+    if (response.status === 200) return 0;
+    process.stderr.write(`relay tick: ${url} answered ${response.status}\n`);
+  } catch (error) {
+    process.stderr.write(`relay tick: ${url} failed: ${(error as Error).message}\n`);
   }
   return 1;
 }
