@@ -4,6 +4,12 @@ import { retry } from "@octokit/plugin-retry";
 import { throttling } from "@octokit/plugin-throttling";
 import { Octokit } from "@octokit/rest";
 import { defineError, type Logger } from "@rd/common";
+import {
+  type CodeHostHook,
+  type CodeHostHooks,
+  WebhookExists,
+  WebhookRejected,
+} from "../webhooks/webhook-manager.js";
 
 /** The code host failed or refused a request the service needed (network, 5xx, bad token). */
 export const CodeHostUnavailable = defineError(
@@ -162,13 +168,31 @@ function statusOf(error: unknown): number | undefined {
   return undefined;
 }
 
+interface HookData {
+  id: number;
+  active: boolean;
+  events: string[];
+  config: { url?: string; content_type?: string };
+  created_at: string;
+}
+
+function toHook(data: HookData): CodeHostHook {
+  return {
+    id: data.id,
+    active: data.active,
+    events: data.events,
+    config: { url: data.config.url ?? null, contentType: data.config.content_type ?? null },
+    createdAt: data.created_at,
+  };
+}
+
 /**
  * The narrow adapter over the code host's REST API. Each method is one question the service
  * asks; add a method here for each new question (never hand the Octokit instance out).
  * 404 answers become `null` where absence is an expected answer; other failures become
  * `CodeHostUnavailable`.
  */
-export class GithubClient {
+export class GithubClient implements CodeHostHooks {
   protected readonly octokit: Octokit;
   protected readonly logger: Logger;
 
@@ -353,6 +377,61 @@ export class GithubClient {
       body: streamWithIdleTimeout(body, controller, DOWNLOAD_IDLE_TIMEOUT_MS),
       size: lengthOf(length),
     };
+  }
+
+  // ---- Webhooks (CodeHostHooks, used by webhooks/webhook-manager.ts) ----
+
+  /** Creates a JSON webhook signed with `secret`; null when the repository is unknown to us. */
+  async createHook(
+    owner: string,
+    name: string,
+    hook: { url: string; secret: string; events: readonly string[] },
+  ): Promise<CodeHostHook | null> {
+    try {
+      const { data } = await this.octokit.rest.repos.createWebhook({
+        owner,
+        repo: name,
+        name: "web",
+        active: true,
+        events: [...hook.events],
+        config: { url: hook.url, content_type: "json", secret: hook.secret, insecure_ssl: "0" },
+      });
+      return toHook(data);
+    } catch (error) {
+      const status = statusOf(error);
+      // NOTE: GitHub answers 404, not 403, when the token may not administer the repository.
+      if (status === 404) return null;
+      if (status === 422) {
+        const reason = error instanceof Error ? error.message : "";
+        throw /already exists/i.test(reason)
+          ? WebhookExists(`A webhook to ${hook.url} already exists on ${owner}/${name}`)
+          : WebhookRejected(`The code host refused the webhook for ${owner}/${name}`);
+      }
+      throw this.unavailable(error);
+    }
+  }
+
+  /** Every webhook of the repository (all pages); null when the repository is unknown to us. */
+  async listHooks(owner: string, name: string): Promise<CodeHostHook[] | null> {
+    try {
+      const hooks = await this.octokit.paginate(this.octokit.rest.repos.listWebhooks, {
+        owner,
+        repo: name,
+        per_page: 100,
+      });
+      return hooks.map(toHook);
+    } catch (error) {
+      if (statusOf(error) === 404) return null;
+      throw this.unavailable(error);
+    }
+  }
+
+  /** False when the repository or the hook is unknown. */
+  async deleteHook(owner: string, name: string, id: number): Promise<boolean> {
+    const deleted = await this.orNullOn404(() =>
+      this.octokit.rest.repos.deleteWebhook({ owner, repo: name, hook_id: id }),
+    );
+    return deleted !== null;
   }
 
   /** Runs one API call; failures become `CodeHostUnavailable` carrying the status. */
