@@ -107,7 +107,8 @@ for (const dialect of DIALECTS) {
           await expect(fetch(`${service.address}/`)).rejects.toThrow();
           const response = await inFlight;
           expect(response.status).toBe(200);
-          expect((await response.json()).codehost_rate_limit.limit).toBe(5000);
+          const body = (await response.json()) as { codehost_rate_limit: { limit: number } };
+          expect(body.codehost_rate_limit.limit).toBe(5000);
           expect(await service.exited).toBe(0);
         } finally {
           stub.state.delayMs = 0;
@@ -154,13 +155,13 @@ describe("delivery serve configuration", () => {
         headers: { "content-type": "application/json" },
         body: JSON.stringify(user),
       });
-      const { token } = await (
+      const { token } = (await (
         await fetch(`${first.address}/auth/login`, {
           method: "POST",
           headers: { "content-type": "application/json" },
           body: JSON.stringify({ email: user.email, password: user.password }),
         })
-      ).json();
+      ).json()) as { token: string };
       first.stop("SIGTERM");
       expect(await first.exited).toBe(0);
 
