@@ -10,6 +10,7 @@ import { validateConfigFile } from "./config/config-loader.js";
 import { parseEnv, type RelayEnv } from "./config/env.js";
 import { loopbackFor, parseListenAddress } from "./config/listen-address.js";
 import { DEFAULTS } from "./config/schema.js";
+import { checkCommand } from "./dns-check/check-command.js";
 import { serve } from "./main.js";
 
 // A healthcheck that takes longer than this counts as a failure.
@@ -23,6 +24,7 @@ type Command = (args: string[], env: RelayEnv) => Promise<number>;
 const COMMANDS: Record<string, Command> = {
   serve: (_args, env) => serve(env),
   healthcheck: (_args, env) => healthcheck(env),
+  check: checkCommand,
   tick: (_args, env) => tick(env),
 };
 

@@ -27,6 +27,7 @@ import { parseListenAddress } from "./config/listen-address.js";
 import { createOutbound } from "./delivery/outbound.js";
 import { createDkimSigner } from "./dkim/dkim-signer.js";
 import { createDnsResolver, type DnsResolver } from "./dns/dns-resolver.js";
+import { createDnsCheck } from "./dns-check/configured-dns-check.js";
 import { createDomainService } from "./domains/domain-service.js";
 import { buildApp, type RelayApp } from "./http/app.js";
 import { createLedger, LEDGER_TARGET, type Ledger } from "./ledger/ledger.js";
@@ -143,6 +144,7 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
     authenticator,
     clients: createClientService({ clients: clientRepository, authenticator, config, clock }),
     domains: createDomainService({ config, machineHostname: hostname(), logger: log }),
+    dnsCheck: createDnsCheck({ store: config, resolver: dns }),
     access: createAccessSettings(config),
     submission,
     queue: createQueueService({ repository: queueRepository, worker: queueWorker }),

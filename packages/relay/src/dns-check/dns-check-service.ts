@@ -1,12 +1,9 @@
-import { defineError } from "@rd/common";
 import type { DnsResolver } from "../dns/dns-resolver.js";
+import { Errors } from "../http/errors.js";
 import { CHECK_NAMES, type DnsCheckReport, type DomainReport } from "./check-result.js";
 import { checkDkim } from "./dkim-check.js";
 import { checkDmarc } from "./dmarc-check.js";
 import { checkSpf } from "./spf-check.js";
-
-/** `GET /check/{domain}` and `relay check <domain>` for a domain the configuration lacks. */
-export const UnknownDomainError = defineError("not_found", 404, "domain not configured");
 
 /** What the check needs of a configured domain. */
 export interface CheckedDomain {
@@ -35,7 +32,7 @@ export async function runDnsCheck(
   only?: string,
 ): Promise<DnsCheckReport> {
   if (only !== undefined && !Object.hasOwn(domains, only)) {
-    throw UnknownDomainError(`domain ${only} is not configured`);
+    throw Errors.notFound(`domain ${only} is not configured`);
   }
   const selected = Object.entries(domains)
     .filter(([name]) => only === undefined || name === only)

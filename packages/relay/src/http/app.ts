@@ -29,6 +29,7 @@ import type { ClientService } from "../clients/client-service.js";
 import type { Clock } from "../clock.js";
 import type { ConfigStore } from "../config/config-store.js";
 import type { RelayEnv } from "../config/env.js";
+import type { DnsCheck } from "../dns-check/configured-dns-check.js";
 import type { DomainService } from "../domains/domain-service.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { QueueService } from "../queue/queue-service.js";
@@ -38,6 +39,7 @@ import { Errors } from "./errors.js";
 import { OpenApiCollector } from "./openapi.js";
 import { createRequestGuard } from "./request-guard.js";
 import { allowlistRoutes } from "./routes/allowlist.js";
+import { checkRoutes } from "./routes/check.js";
 import { clientRoutes } from "./routes/clients.js";
 import { domainRoutes } from "./routes/domains.js";
 import { healthRoutes } from "./routes/health.js";
@@ -60,6 +62,7 @@ export interface AppDeps {
   authenticator: ClientAuthenticator;
   clients: ClientService;
   domains: DomainService;
+  dnsCheck: DnsCheck;
   access: AccessSettings;
   submission: SubmissionService;
   queue: QueueService;
@@ -83,6 +86,7 @@ const ROUTE_MODULES: ReadonlyArray<(app: RelayApp, deps: RouteDeps) => void> = [
   healthRoutes,
   openApiRoutes,
   domainRoutes,
+  checkRoutes,
   clientRoutes,
   rateLimitRoutes,
   allowlistRoutes,

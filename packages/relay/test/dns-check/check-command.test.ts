@@ -1,0 +1,121 @@
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { makeTempDir } from "@rd/common/test-kit";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type DnsServer, startDnsServer } from "../fixtures/dns-server.js";
+import { generateDkimKey, passingZone, writeKeyFile } from "./dns-check-fixtures.js";
+
+const PACKAGE = join(dirname(fileURLToPath(import.meta.url)), "../..");
+const BIN = join(PACKAGE, "bin/relay.js");
+const ip = "203.0.113.5";
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** The compiled binary as an operator runs it: `relay check …` with only its environment. */
+function relay(args: string[], env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: { PATH: process.env.PATH ?? "", ...env } },
+      (error, stdout, stderr) => {
+        const code = error ? Number((error as { code?: unknown }).code) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+describe("relay check", () => {
+  const key = generateDkimKey();
+  let dns: DnsServer;
+  let tmp: Awaited<ReturnType<typeof makeTempDir>>;
+  let configPath: string;
+  let keyPath: string;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    if (!existsSync(join(PACKAGE, "dist/dns-check/check-command.js"))) {
+      throw new Error("the relay is not compiled: run `npx tsc -b packages/relay` first");
+    }
+    tmp = await makeTempDir("check-command-");
+    configPath = join(tmp.path, "relay.json");
+    keyPath = await writeKeyFile(tmp.path, "ready.test", key.privatePem);
+    dns = await startDnsServer(
+      passingZone({ domain: "ready.test", selector: "relay", publicKey: key.publicKey, ip }),
+    );
+    env = { RELAY_CONFIG: configPath, RELAY_DNS: dns.address };
+  });
+  afterAll(async () => {
+    await dns.close();
+    await tmp.remove();
+  });
+
+  beforeEach(async () => {
+    const file = {
+      listen: "127.0.0.1:0",
+      helo_hostname: "relay.example.test",
+      public_ip: ip,
+      domains: {
+        "ready.test": { selector: "relay", key_path: keyPath, status: "pending" },
+        "broken.test": { selector: "relay", key_path: keyPath, status: "pending" },
+      },
+    };
+    await writeFile(configPath, JSON.stringify(file, null, 2));
+  });
+  const statusOnDisk = async (domain: string) =>
+    JSON.parse(await readFile(configPath, "utf8")).domains[domain].status;
+
+  it("exits 0 with the report when the domain passes, and activates it in the file", async () => {
+    const run = await relay(["check", "ready.test"], env);
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report).toMatchObject({ public_ip: ip, ok: true });
+    expect(report.domains).toEqual([
+      expect.objectContaining({ domain: "ready.test", pending: [] }),
+    ]);
+    expect(await statusOnDisk("ready.test")).toBe("active");
+    expect(await statusOnDisk("broken.test")).toBe("pending");
+  });
+
+  it("exits 1 with the report of every domain when a check fails", async () => {
+    const run = await relay(["check"], env);
+    expect(run.code).toBe(1);
+    const report = JSON.parse(run.stdout);
+    expect(report.ok).toBe(false);
+    expect(report.domains.map((d: { domain: string }) => d.domain)).toEqual([
+      "broken.test",
+      "ready.test",
+    ]);
+    expect(report.domains[0].pending).toEqual(["dkim", "spf", "dmarc"]);
+    // The passing pending domain is promoted even when another one fails.
+    expect(await statusOnDisk("ready.test")).toBe("active");
+  });
+
+  it("exits 2 for a domain that is not configured", async () => {
+    const run = await relay(["check", "elsewhere.test"], env);
+    expect(run.code).toBe(2);
+    expect(JSON.parse(run.stdout)).toEqual({ error: "not_found", message: expect.any(String) });
+    expect(run.stderr).toContain("elsewhere.test");
+  });
+
+  it("exits 2, naming the file, when the configuration cannot be read or is invalid", async () => {
+    const missing = join(tmp.path, "absent.json");
+    const absent = await relay(["check"], { ...env, RELAY_CONFIG: missing });
+    expect(absent.code).toBe(2);
+    expect(absent.stderr).toContain(missing);
+    expect(existsSync(missing)).toBe(false);
+
+    await writeFile(configPath, "{ not json");
+    const invalid = await relay(["check"], env);
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr).toContain(configPath);
+  });
+});
