@@ -73,7 +73,7 @@ describe("client authentication", () => {
 
     const failures = [
       await call(basic("cli_0123456789abcdef", secret)),
-      await call(basic(client_id, `${secret.slice(0, -1)}0`)),
+      await call(basic(client_id, `${secret.slice(0, -1)}${secret.endsWith("0") ? "1" : "0"}`)),
       await call(basic(disabled.client_id, disabled.secret)),
     ];
     for (const response of failures) {
