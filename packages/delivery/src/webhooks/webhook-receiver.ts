@@ -31,22 +31,24 @@ export type WebhookAnswer =
   | { success: true; ignored: true; reason: string }
   | { success: true; result: object };
 
-/** What processing a release for the webhook gave. */
-export type ReleaseProcessing =
+/** What checking a release gave (the processor's answer, as far as the receiver reads it). */
+export type ReleaseCheck =
+  | {
+      readonly outcome: "published";
+      readonly record: { readonly status: string };
+      readonly result: object;
+    }
   /** `in_progress`: another instance holds the release's claim and is publishing it. */
-  | { readonly kind: "already_processed" | "in_progress" }
-  /** `processed`: the release ended `success` or `partial` (a `failed` one is retried later). */
-  | { readonly kind: "processed"; readonly processed: boolean; readonly result: object };
+  | { readonly outcome: "already_processed" | "in_progress"; readonly result: object };
 
 export interface WebhookReceiverDeps {
   /** `HOSTING_WEBHOOK_SECRET`; undefined refuses every delivery. */
   readonly secret: string | undefined;
   readonly repos: { findByName(owner: string, name: string): Promise<WatchedRepository | null> };
-  /** The processing entry point shared with `POST /monitor/check`, with trigger `webhook`. */
-  readonly processRelease: (
-    repository: WatchedRepository,
-    tag: string,
-  ) => Promise<ReleaseProcessing>;
+  /** The release service: the same processing as `POST /monitor/check`, for one tag. */
+  readonly releases: {
+    checkTag(repository: WatchedRepository, tag: string, trigger: "webhook"): Promise<ReleaseCheck>;
+  };
   readonly logger: Logger;
 }
 
@@ -70,12 +72,14 @@ export class WebhookReceiver {
     }
     const payload = parsePayload(delivery.body);
     if (delivery.event === "ping") return { success: true, message: "pong" };
-    if (delivery.event !== "release")
+    if (delivery.event !== "release") {
       return ignored(`event ${delivery.event ?? "(none)"} is not handled`);
+    }
 
     const event = readReleaseEvent(payload);
-    if (!RELEASE_ACTIONS.has(event.action))
+    if (!RELEASE_ACTIONS.has(event.action)) {
       return ignored(`release action ${event.action} is not handled`);
+    }
     const repository = await this.deps.repos.findByName(event.owner, event.name);
     if (!repository) {
       throw RepositoryNotRegistered(
@@ -94,15 +98,16 @@ export class WebhookReceiver {
       delivery.deliveryId,
       `${repository.id}:${event.tag}`,
       async () => {
-        const processing = await this.deps.processRelease(repository, event.tag);
-        if (processing.kind !== "processed") {
+        const check = await this.deps.releases.checkTag(repository, event.tag, "webhook");
+        if (check.outcome !== "published") {
           // Processed before: nothing to do. In progress elsewhere: that instance answers for it.
-          const done = processing.kind === "already_processed";
-          return { processed: done, value: ignored(processing.kind) };
+          const done = check.outcome === "already_processed";
+          return { processed: done, value: ignored(check.outcome) };
         }
+        // A failed processing is not "processed": it is retried by the next delivery or round.
         return {
-          processed: processing.processed,
-          value: { success: true, result: processing.result } as WebhookAnswer,
+          processed: check.record.status !== "failed",
+          value: { success: true, result: check.result } as WebhookAnswer,
         };
       },
     );
