@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { readFile, writeFile } from "node:fs/promises";
+import { chmod, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { makeTempDir } from "@rd/common/test-kit";
@@ -117,5 +117,17 @@ describe("relay check", () => {
     const invalid = await relay(["check"], env);
     expect(invalid.code).toBe(2);
     expect(invalid.stderr).toContain(configPath);
+  });
+
+  it("exits 2 when a passing pending domain cannot be recorded in a read-only file", async () => {
+    await chmod(configPath, 0o444);
+    try {
+      const run = await relay(["check", "ready.test"], env);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain("could not be written");
+      expect(await statusOnDisk("ready.test")).toBe("pending");
+    } finally {
+      await chmod(configPath, 0o644);
+    }
   });
 });

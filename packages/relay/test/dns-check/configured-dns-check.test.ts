@@ -1,9 +1,9 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { chmod, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { makeTempDir } from "@rd/common/test-kit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { loadConfigFile } from "../../src/config/config-loader.js";
-import { createConfigStore } from "../../src/config/config-store.js";
+import { ConfigPersistError, createConfigStore } from "../../src/config/config-store.js";
 import { parseEnv } from "../../src/config/env.js";
 import { createDnsResolver } from "../../src/dns/dns-resolver.js";
 import { createDnsCheck } from "../../src/dns-check/configured-dns-check.js";
@@ -88,5 +88,20 @@ describe("DNS check of the live configuration", () => {
     expect(report).toMatchObject({ public_ip: null, ok: true });
     expect(report.domains[0]?.spf.status).toBe("warn");
     expect(await statusesOnDisk()).toEqual({ "ready.test": "pending", "unready.test": "pending" });
+  });
+
+  it("fails with ConfigPersistError and keeps the domain pending when the file cannot be rewritten", async () => {
+    const { store, check } = await openCheck();
+    await chmod(configPath, 0o444);
+    try {
+      await expect(check.run("ready.test")).rejects.toBeInstanceOf(ConfigPersistError);
+      expect(store.current().domains["ready.test"]?.status).toBe("pending");
+      expect(await statusesOnDisk()).toEqual({
+        "ready.test": "pending",
+        "unready.test": "pending",
+      });
+    } finally {
+      await chmod(configPath, 0o644);
+    }
   });
 });
