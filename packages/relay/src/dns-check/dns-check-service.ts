@@ -36,7 +36,8 @@ export async function runDnsCheck(
   }
   const selected = Object.entries(domains)
     .filter(([name]) => only === undefined || name === only)
-    .sort(([a], [b]) => a.localeCompare(b));
+    // Code-unit order: stable whatever the machine's locale.
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const reports = await Promise.all(
     selected.map(([name, config]) => checkDomain(deps, name, config)),
   );
