@@ -83,3 +83,21 @@ function describeNetworkError(error: unknown): string {
   }
   return "unknown error";
 }
+
+/** The Telegram channel of the configuration, or null when the bot token and chat are not set. */
+export function telegramChannel(
+  telegram: {
+    readonly botToken: string | undefined;
+    readonly chatId: string | undefined;
+    readonly apiUrl: string;
+  },
+  logger: Logger,
+): TelegramClient | null {
+  if (!telegram.botToken || !telegram.chatId) return null;
+  return new TelegramClient({
+    apiUrl: telegram.apiUrl,
+    botToken: telegram.botToken,
+    chatId: telegram.chatId,
+    logger,
+  });
+}
