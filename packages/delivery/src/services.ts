@@ -4,10 +4,18 @@ import type { GithubClient } from "./codehost/github-client.js";
 import type { Config } from "./config.js";
 import type { Database } from "./db/database.js";
 import type { AppDeps } from "./http/app.js";
+import { HistoryRepository } from "./releases/history-repository.js";
+import { ReleaseProcessor } from "./releases/release-processor.js";
+import { ReleaseService } from "./releases/release-service.js";
 import { RepoRepository } from "./repositories/repo-repository.js";
 import { RepoService } from "./repositories/repo-service.js";
 import type { SchedulerState } from "./scheduler/scheduler-state.js";
 import { type HealthProbe, type ReleaseActivity, StatusService } from "./status/status-service.js";
+import {
+  type StorageProviders,
+  spoolDirFor,
+  storageFromConfig,
+} from "./storage/storage-providers.js";
 import { AuthService } from "./users/auth-service.js";
 import { createPasswordHasher, type PasswordHasher } from "./users/password-hasher.js";
 import { TokenService } from "./users/token-service.js";
@@ -25,7 +33,12 @@ export interface Adapters {
   readonly scheduler: SchedulerState;
   /** The S3-compatible object store, when one is configured. */
   readonly objectstore: HealthProbe | null;
-  readonly releases: ReleaseActivity;
+  /** Release activity for the status; the release history unless given. */
+  readonly releases?: ReleaseActivity;
+  /** The storage providers releases are published to; from the configuration unless given. */
+  readonly storage?: StorageProviders;
+  /** Folder for zip archives while their entries are published; beside the local files unless given. */
+  readonly tempDir?: string;
   /** bcrypt at the production cost unless given. */
   readonly hasher?: PasswordHasher;
 }
@@ -36,6 +49,16 @@ export function createServices(adapters: Adapters): AppDeps {
   const tokens = new TokenService(adapters.jwtSecret, clock);
   const users = new UserRepository(database.db);
   const repoRepository = new RepoRepository(database.db);
+  const history = new HistoryRepository(database.db);
+  const storage = adapters.storage ?? storageFromConfig(config);
+  const processor = new ReleaseProcessor({
+    host: adapters.codehost,
+    history,
+    storage,
+    clock,
+    logger: adapters.logging.forTarget("delivery::releases"),
+    tempDir: adapters.tempDir ?? spoolDirFor(config),
+  });
   return {
     version: VERSION,
     logging: adapters.logging,
@@ -48,13 +71,21 @@ export function createServices(adapters: Adapters): AppDeps {
     status: new StatusService({
       version: VERSION,
       repos: repoRepository,
-      releases: adapters.releases,
+      releases: adapters.releases ?? history,
       database,
-      objectstore: adapters.objectstore,
+      objectstore: adapters.objectstore ?? storage.objectstore,
       codehost: adapters.codehost,
       scheduler: adapters.scheduler,
       schedulerIntervalMinutes: config.schedulerIntervalMinutes,
       clock,
     }),
+    releases: new ReleaseService(
+      repoRepository,
+      processor,
+      history,
+      clock,
+      adapters.logging.forTarget("delivery::releases"),
+    ),
+    localFilesRoot: storage.local.root,
   };
 }

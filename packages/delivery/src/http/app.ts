@@ -16,14 +16,17 @@ import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Logging } from "@rd/common";
 import Fastify, { type FastifyInstance } from "fastify";
+import type { ReleaseService } from "../releases/release-service.js";
 import type { RepoService } from "../repositories/repo-service.js";
 import type { HealthProbe, StatusService } from "../status/status-service.js";
+import { filesRoute } from "../storage/files-route.js";
 import type { AuthService } from "../users/auth-service.js";
 import type { TokenService } from "../users/token-service.js";
 import { type AccessLevel, installAccessControl } from "./access-control.js";
 import { installErrorHandler } from "./error-handler.js";
 import { authRoutes } from "./routes/auth-routes.js";
 import { generalRoutes } from "./routes/general-routes.js";
+import { releasesRoutes } from "./routes/releases-routes.js";
 import { repositoriesRoutes } from "./routes/repositories-routes.js";
 import { statusRoutes } from "./routes/status-routes.js";
 import { typeBoxValidator } from "./validator.js";
@@ -43,6 +46,9 @@ export interface AppDeps {
   readonly auth: AuthService;
   readonly repos: RepoService;
   readonly status: StatusService;
+  readonly releases: ReleaseService;
+  /** `LOCAL_STORAGE_DIR`, served at `GET /files/<bucket>/<key>`. */
+  readonly localFilesRoot: string;
 }
 
 /** OpenAPI security requirement of each access level. */
@@ -100,6 +106,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(repositoriesRoutes, { repos: deps.repos });
   await app.register(statusRoutes, { status: deps.status });
+  await app.register(releasesRoutes, { releases: deps.releases });
+  await app.register(filesRoute, { root: deps.localFilesRoot });
 
   await app.ready();
   return app;

@@ -4,7 +4,7 @@ import { defineError, isAppError, type Logger } from "@rd/common";
 import type { Clock } from "../clock.js";
 import type { CodeHostDownload, CodeHostRelease, GithubClient } from "../codehost/github-client.js";
 import type { WatchedRepository } from "../repositories/repo-repository.js";
-import type { ObjectStore, StorageProvider } from "../storage/object-store.js";
+import type { StorageProviders } from "../storage/storage-providers.js";
 import {
   type ArtifactRule,
   DECLARATION_FILE,
@@ -90,15 +90,6 @@ export type ReleaseHost = Pick<
   GithubClient,
   "getLatestRelease" | "getReleaseByTag" | "listReleases" | "getFileAtRef" | "downloadAsset"
 >;
-
-/** The storage providers a declaration may name, and each one's default public base URL. */
-export interface StorageProviders {
-  readonly local: ObjectStore;
-  /** Null when `OBJECTSTORE_*` is not configured. */
-  readonly objectstore: ObjectStore | null;
-  /** Default `delivery_url` for a bucket when the declaration sets none (null: none known). */
-  defaultDeliveryUrl(provider: StorageProvider, bucket: string): string | null;
-}
 
 export interface ProcessingPolicy {
   /** A claim older than this belongs to an instance presumed dead and may be taken over. */

@@ -1,6 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import fastifyStatic from "@fastify/static";
 import type { FastifyPluginAsync } from "fastify";
+import { setScopeAccess } from "../http/access-control.js";
 import { isBucketName, keyProblem } from "./object-store.js";
 
 export interface FilesRouteOptions {
@@ -28,6 +29,8 @@ export function isServablePath(pathname: string): boolean {
  */
 export const filesRoute: FastifyPluginAsync<FilesRouteOptions> = async (app, { root }) => {
   await mkdir(root, { recursive: true });
+  // Published files are public, like the object store's own URLs.
+  setScopeAccess(app, "public");
   await app.register(fastifyStatic, {
     root,
     prefix: "/files/",

@@ -1,5 +1,6 @@
+import { join } from "node:path";
 import { createLogging } from "@rd/common";
-import { LogCapture } from "@rd/common/test-kit";
+import { LogCapture, makeTempDir } from "@rd/common/test-kit";
 import type { FastifyInstance } from "fastify";
 import type { Clock } from "../../src/clock.js";
 import { GithubClient } from "../../src/codehost/github-client.js";
@@ -9,6 +10,8 @@ import { buildApp } from "../../src/http/app.js";
 import { createSchedulerState, type SchedulerState } from "../../src/scheduler/scheduler-state.js";
 import { type Adapters, createServices } from "../../src/services.js";
 import type { HealthProbe, ReleaseActivity } from "../../src/status/status-service.js";
+import { LocalObjectStore } from "../../src/storage/local-store.js";
+import type { StorageProviders } from "../../src/storage/storage-providers.js";
 import { createPasswordHasher } from "../../src/users/password-hasher.js";
 import { type GithubStub, startGithubStub } from "../fixtures/github-stub.js";
 import { createTestDatabase, type Dialect, type TestDatabase } from "./test-database.js";
@@ -44,6 +47,12 @@ export interface TestAppOptions {
   readonly env?: Record<string, string | undefined>;
   readonly objectstore?: HealthProbe | null;
   readonly releases?: ReleaseActivity;
+  /** Release storage; by default a local store in a temp folder removed by close(). */
+  readonly storage?: StorageProviders;
+  /** A GitHub stub already started (with extra routes); not closed by close(). */
+  readonly stub?: GithubStub;
+  /** An existing test database (a second instance on the same database); not dropped by close(). */
+  readonly testDatabase?: TestDatabase;
   /** bcrypt cost; the lowest (4) unless a test measures timing. */
   readonly bcryptCost?: number;
 }
@@ -53,8 +62,9 @@ export async function createTestApp(
   dialect: Dialect,
   options: TestAppOptions = {},
 ): Promise<TestApp> {
-  const stub = await startGithubStub();
-  const testDatabase = await createTestDatabase(dialect);
+  const stub = options.stub ?? (await startGithubStub());
+  const testDatabase = options.testDatabase ?? (await createTestDatabase(dialect));
+  const files = await makeTempDir("rd-delivery-files-");
   const config = loadConfig({
     DATABASE_URL: testDatabase.url,
     API_KEY: TEST_API_KEY,
@@ -82,7 +92,14 @@ export async function createTestApp(
     jwtSecret: config.jwtSecret ?? TEST_JWT_SECRET,
     scheduler,
     objectstore: options.objectstore ?? null,
-    releases: options.releases ?? { countProcessedSince: async () => 0 },
+    ...(options.releases ? { releases: options.releases } : {}),
+    storage: options.storage ?? {
+      local: new LocalObjectStore(join(files.path, "files")),
+      objectstore: null,
+      defaultDeliveryUrl: (provider, bucket) =>
+        provider === "local" ? `http://delivery.test/files/${bucket}` : null,
+    },
+    tempDir: join(files.path, "tmp"),
     // The lowest bcrypt cost keeps the suite fast; the timing test asks for a real one.
     hasher: createPasswordHasher(options.bcryptCost ?? 4),
   };
@@ -99,8 +116,9 @@ export async function createTestApp(
     async close() {
       await app.close();
       await database.close();
-      await testDatabase.drop();
-      await stub.close();
+      if (!options.testDatabase) await testDatabase.drop();
+      if (!options.stub) await stub.close();
+      await files.remove();
     },
   };
 }

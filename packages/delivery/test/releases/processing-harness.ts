@@ -4,14 +4,11 @@ import { LogCapture, makeTempDir } from "@rd/common/test-kit";
 import { GithubClient } from "../../src/codehost/github-client.js";
 import type { Database } from "../../src/db/database.js";
 import { HistoryRepository } from "../../src/releases/history-repository.js";
-import {
-  type ProcessingPolicy,
-  ReleaseProcessor,
-  type StorageProviders,
-} from "../../src/releases/release-processor.js";
+import { type ProcessingPolicy, ReleaseProcessor } from "../../src/releases/release-processor.js";
 import { RepoRepository, type WatchedRepository } from "../../src/repositories/repo-repository.js";
 import { LocalObjectStore } from "../../src/storage/local-store.js";
 import type { ObjectStore } from "../../src/storage/object-store.js";
+import type { StorageProviders } from "../../src/storage/storage-providers.js";
 import { type GithubStub, startGithubStub } from "../fixtures/github-stub.js";
 import { ManualClock } from "../helpers/test-app.js";
 import { createTestDatabase, type Dialect, type TestDatabase } from "../helpers/test-database.js";

@@ -1,0 +1,222 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "@sinclair/typebox";
+import {
+  HISTORY_DEFAULT_LIMIT,
+  HISTORY_MAX_LIMIT,
+  type ReleaseService,
+} from "../../releases/release-service.js";
+import { errors } from "../schemas.js";
+
+export interface ReleasesRoutesOptions {
+  readonly releases: ReleaseService;
+}
+
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+
+/** The specification's "Release processing result". */
+const ReleaseResult = Type.Object({
+  repository: Type.String(),
+  tag: Type.String(),
+  processed: Type.Array(
+    Type.Object({
+      file: Type.String(),
+      size: Type.Integer(),
+      versioned_url: NullableString,
+      latest_url: NullableString,
+    }),
+  ),
+  artifacts: Type.Array(
+    Type.Object({
+      file: Type.String(),
+      destination: Type.String(),
+      type: Type.Union([Type.Literal("binary"), Type.Literal("zip")]),
+      size: Type.Integer(),
+      latest_url: NullableString,
+    }),
+  ),
+  documentation: Type.Array(
+    Type.Object({
+      type: Type.String(),
+      file: Type.String(),
+      destination: Type.String(),
+      latest_url: NullableString,
+    }),
+  ),
+  skipped: Type.Array(Type.String()),
+  errors: Type.Array(Type.String()),
+});
+
+const RepositoryError = Type.Object({ repository: Type.String(), error: Type.String() });
+
+const DryRunListing = Type.Object({
+  repository: Type.String(),
+  total_releases: Type.Integer(),
+  releases: Type.Array(
+    Type.Object({
+      tag: Type.String(),
+      name: Type.String(),
+      created_at: Type.String(),
+      prerelease: Type.Boolean(),
+      draft: Type.Boolean(),
+      assets_count: Type.Integer(),
+      assets: Type.Array(
+        Type.Object({ name: Type.String(), size: Type.Integer(), download_url: Type.String() }),
+      ),
+    }),
+  ),
+});
+
+const HistoryRecord = Type.Object({
+  id: Type.Integer(),
+  repository: Type.String(),
+  tag: Type.String(),
+  name: Type.String(),
+  status: Type.Union([Type.Literal("success"), Type.Literal("partial"), Type.Literal("failed")]),
+  files_count: Type.Integer(),
+  total_bytes: Type.Integer(),
+  errors: Type.Array(Type.String()),
+  trigger: Type.Union([
+    Type.Literal("manual"),
+    Type.Literal("scheduler"),
+    Type.Literal("webhook"),
+    Type.Literal("reprocess"),
+  ]),
+  processed_at: Type.String(),
+});
+
+const HistoryPage = Type.Object({ history: Type.Array(HistoryRecord), total: Type.Integer() });
+
+// Code-host names: letters, digits, `-`, `_`, `.` (the registration endpoint checks the same).
+const Name = Type.String({ minLength: 1, maxLength: 100, pattern: "^[A-Za-z0-9_.-]+$" });
+const RepoParams = Type.Object({ owner: Name, repo: Name });
+const TagParams = Type.Object({
+  owner: Name,
+  repo: Name,
+  tag: Type.String({ minLength: 1, maxLength: 255 }),
+});
+const HistoryQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: HISTORY_MAX_LIMIT, default: HISTORY_DEFAULT_LIMIT }),
+});
+
+/** Check, reprocess, dry-run and history: API key or logged-in user. */
+export const releasesRoutes: FastifyPluginAsyncTypebox<ReleasesRoutesOptions> = async (
+  app,
+  { releases },
+) => {
+  app.post(
+    "/monitor/check/:owner/:repo",
+    {
+      config: { access: "user" },
+      schema: {
+        summary: "Process the latest release of a repository if it is new",
+        params: RepoParams,
+        response: { 200: ReleaseResult, ...errors(400, 401, 404, 502) },
+      },
+    },
+    async (request) => releases.check(request.params.owner, request.params.repo),
+  );
+
+  app.post(
+    "/monitor/check-all",
+    {
+      config: { access: "user" },
+      schema: {
+        summary: "Check every active repository",
+        response: {
+          200: Type.Object({
+            success: Type.Literal(true),
+            checked: Type.Integer(),
+            results: Type.Array(Type.Union([ReleaseResult, RepositoryError])),
+          }),
+          ...errors(401),
+        },
+      },
+    },
+    async () => releases.checkAll(),
+  );
+
+  app.post(
+    "/monitor/reprocess/:owner/:repo",
+    {
+      config: { access: "user" },
+      schema: {
+        summary: "Delete the record of the latest release and process it again",
+        params: RepoParams,
+        response: { 200: ReleaseResult, ...errors(400, 401, 404, 502) },
+      },
+    },
+    async (request) => releases.reprocess(request.params.owner, request.params.repo),
+  );
+
+  app.post(
+    "/monitor/reprocess/:owner/:repo/:tag",
+    {
+      config: { access: "user" },
+      schema: {
+        summary: "Delete the record of a tag's release and process it again",
+        params: TagParams,
+        response: { 200: ReleaseResult, ...errors(400, 401, 404, 502) },
+      },
+    },
+    async (request) =>
+      releases.reprocess(request.params.owner, request.params.repo, request.params.tag),
+  );
+
+  app.get(
+    "/monitor/dry-run/:owner/:repo",
+    {
+      config: { access: "user" },
+      schema: {
+        summary: "List every release of a repository without processing",
+        params: RepoParams,
+        response: { 200: DryRunListing, ...errors(400, 401, 404, 502) },
+      },
+    },
+    async (request) => releases.dryRun(request.params.owner, request.params.repo),
+  );
+
+  app.get(
+    "/monitor/dry-run",
+    {
+      config: { access: "user" },
+      schema: {
+        summary: "List the releases of every repository without processing",
+        response: {
+          200: Type.Object({
+            repositories: Type.Array(Type.Union([DryRunListing, RepositoryError])),
+          }),
+          ...errors(401),
+        },
+      },
+    },
+    async () => releases.dryRunAll(),
+  );
+
+  app.get(
+    "/monitor/history",
+    {
+      config: { access: "user" },
+      schema: {
+        summary: "Processed releases, newest first",
+        querystring: HistoryQuery,
+        response: { 200: HistoryPage, ...errors(400, 401) },
+      },
+    },
+    async (request) => releases.historyOf(request.query.limit),
+  );
+
+  app.get(
+    "/monitor/history/:owner/:repo",
+    {
+      config: { access: "user" },
+      schema: {
+        summary: "Processed releases of one repository, newest first",
+        params: RepoParams,
+        querystring: HistoryQuery,
+        response: { 200: HistoryPage, ...errors(400, 401, 404) },
+      },
+    },
+    async (request) =>
+      releases.historyOf(request.query.limit, request.params.owner, request.params.repo),
+  );
+};
