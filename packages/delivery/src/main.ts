@@ -35,6 +35,8 @@ export interface StartOptions {
   readonly logging?: Logging;
   readonly clock?: Clock;
   readonly codehostPolicy?: Partial<CodeHostPolicy>;
+  /** Grace period of requests in flight at shutdown; SHUTDOWN_GRACE_MS unless given. */
+  readonly shutdownGraceMs?: number;
 }
 
 export interface RunningService {
@@ -91,7 +93,7 @@ export async function startService(
         // until the client closes it; sweep such connections as soon as they turn idle.
         const sweeper = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
         try {
-          if (!(await withinDeadline(closing, SHUTDOWN_GRACE_MS))) {
+          if (!(await withinDeadline(closing, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS))) {
             log.warn("requests still in flight after the grace period: closing their connections");
             app.server.closeAllConnections();
             await closing;

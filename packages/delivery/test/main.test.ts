@@ -2,10 +2,12 @@ import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { createLogging } from "@rd/common";
 import { LogCapture, makeTempDir } from "@rd/common/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config.js";
 import { JWT_SECRET_FILE } from "../src/jwt-secret.js";
-import { serve } from "../src/main.js";
+import { serve, startService } from "../src/main.js";
 import { type GithubStub, startGithubStub } from "./fixtures/github-stub.js";
 import {
   createTestDatabase,
@@ -232,6 +234,47 @@ describe("the delivery process", () => {
         fields: { message: "stopped" },
       });
     } finally {
+      await stub.close();
+      await dir.remove();
+    }
+  });
+});
+
+describe("shutdown grace period", () => {
+  it("closes connections whose request outlasts the grace period, then stops", async () => {
+    const stub = await startGithubStub();
+    const dir = await makeTempDir("rd-delivery-grace-");
+    const logs = new LogCapture();
+    try {
+      const config = loadConfig({
+        HOST: "127.0.0.1",
+        PORT: "0",
+        DATABASE_URL: `sqlite:${join(dir.path, "delivery.db")}`,
+        JWT_SECRET: "grace-test-jwt-secret-0123456789abcdef",
+        CODEHOST_API_URL: stub.url,
+      });
+      const service = await startService(config, {
+        logging: createLogging({ destination: logs }),
+        shutdownGraceMs: 200,
+      });
+      stub.state.delayMs = 5_000;
+      const slow = fetch(`${service.address}/monitor/status`).then(
+        (response) => response.status,
+        () => "connection closed",
+      );
+      // The request is in the handler once the service has asked the code host.
+      while (stub.requestsTo("/rate_limit").length === 0) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      const started = Date.now();
+      await service.stop();
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(await slow).toBe("connection closed");
+      expect(logs.lines.map((l) => (l.fields as { message: string }).message)).toContain(
+        "requests still in flight after the grace period: closing their connections",
+      );
+    } finally {
+      stub.state.delayMs = 0;
       await stub.close();
       await dir.remove();
     }
