@@ -20,16 +20,13 @@ import { buildApp } from "./http/app.js";
 import { resolveJwtSecret } from "./jwt-secret.js";
 import { createSchedulerState } from "./scheduler/scheduler-state.js";
 import { createServices } from "./services.js";
-import type { ReleaseActivity } from "./status/status-service.js";
+import { storageFromConfig } from "./storage/storage-providers.js";
 import { VERSION } from "./version.js";
 
 /** Requests in flight at shutdown get this long to finish (decisions: at most 10 s). */
 export const SHUTDOWN_GRACE_MS = 10_000;
 /** How often idle keep-alive connections are closed while shutting down. */
 const IDLE_SWEEP_MS = 50;
-
-/** Until the release history exists (issue #5), no release has been processed. */
-const noReleaseHistory: ReleaseActivity = { countProcessedSince: async () => 0 };
 
 export interface StartOptions {
   readonly logging?: Logging;
@@ -67,6 +64,11 @@ export async function startService(
       ...(options.codehostPolicy ? { policy: options.codehostPolicy } : {}),
     });
     if (!config.apiKey) log.warn("API_KEY is not set: API-key-only endpoints refuse every request");
+    const storage = storageFromConfig(config);
+    log.info("storage ready", {
+      local: storage.local.root,
+      objectstore: storage.objectstore !== null,
+    });
 
     const app = await buildApp(
       createServices({
@@ -77,8 +79,8 @@ export async function startService(
         clock,
         jwtSecret,
         scheduler: createSchedulerState(),
-        objectstore: null,
-        releases: noReleaseHistory,
+        objectstore: storage.objectstore,
+        storage,
       }),
     );
     const address = await app.listen({ host: config.host, port: config.port });
@@ -102,6 +104,7 @@ export async function startService(
           clearInterval(sweeper);
         }
         await database.close();
+        storage.objectstore?.close();
         log.info("stopped");
       },
     };
