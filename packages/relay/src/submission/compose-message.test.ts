@@ -1,6 +1,10 @@
 import { simpleParser } from "mailparser";
 import { describe, expect, it } from "vitest";
-import { composeMessage, validateSendFields } from "./compose-message.js";
+import {
+  composeMessage,
+  QUOTED_PRINTABLE_MAX_BYTES,
+  validateSendFields,
+} from "./compose-message.js";
 
 const identity = { messageId: "<m1@example.test>", date: new Date("2026-03-04T05:06:07Z") };
 
@@ -93,5 +97,24 @@ describe("composeMessage", () => {
   it("cannot be made to inject a header through the subject", async () => {
     const message = await compose({ subject: "hi\r\nBcc: evil@attacker.test" });
     expect(headerBlock(message)).not.toMatch(/^Bcc:/im);
+  });
+});
+
+describe("composeMessage body encoding", () => {
+  it("keeps quoted-printable up to the threshold and base64 above it, both decoding back", async () => {
+    const line = "Linha de texto com acentuação, repetida para ocupar espaço.\n";
+    const small = line.repeat(Math.floor(QUOTED_PRINTABLE_MAX_BYTES / Buffer.byteLength(line)) - 1);
+    const large = line.repeat(
+      Math.ceil((QUOTED_PRINTABLE_MAX_BYTES * 2) / Buffer.byteLength(line)),
+    );
+    for (const [text, encoding] of [
+      [small, "quoted-printable"],
+      [large, "base64"],
+    ] as const) {
+      const message = await compose({ text });
+      expect(message).toContain(`Content-Transfer-Encoding: ${encoding}\r\n`);
+      const parsed = await simpleParser(message);
+      expect(parsed.text).toBe(text);
+    }
   });
 });
