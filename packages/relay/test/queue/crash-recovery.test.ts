@@ -1,0 +1,178 @@
+import { generateKeyPairSync } from "node:crypto";
+import { readdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { makeTempDir } from "@rd/common/test-kit";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type SmtpSink, startSmtpSink } from "../fixtures/smtp-sink.js";
+import { buildRelay, freePort, RelayProcess, runRelay } from "./relay-process.js";
+
+const TOKEN = "crash-test-admin-token";
+
+beforeAll(buildRelay, 180_000);
+
+let dir: { path: string; remove(): Promise<void> };
+let keyPath: string;
+let port: number;
+let env: Record<string, string>;
+const processes: RelayProcess[] = [];
+const sinks: SmtpSink[] = [];
+
+beforeEach(async () => {
+  dir = await makeTempDir("relay-crash-");
+  keyPath = join(dir.path, "shop.test.pem");
+  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  await writeFile(keyPath, privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
+  port = await freePort();
+  env = {
+    RELAY_CONFIG: join(dir.path, "relay.json"),
+    RELAY_AUTH_TOKEN: TOKEN,
+    RELAY_REDIS: "",
+    RUST_LOG: "info",
+  };
+});
+afterEach(async () => {
+  for (const relay of processes.splice(0)) await relay.stop("SIGKILL");
+  await Promise.all(sinks.splice(0).map((sink) => sink.close()));
+  await dir.remove();
+});
+afterAll(() => undefined);
+
+async function sink(options: Parameters<typeof startSmtpSink>[0]): Promise<SmtpSink> {
+  const started = await startSmtpSink(options);
+  sinks.push(started);
+  return started;
+}
+
+/** Writes the configuration: one active sender domain, mail for dest.test to `mx`. */
+function configure(mx: SmtpSink, extra: Record<string, unknown> = {}) {
+  return writeFile(
+    env.RELAY_CONFIG!,
+    JSON.stringify({
+      listen: `127.0.0.1:${port}`,
+      domains: {
+        "shop.test": {
+          selector: "relay",
+          key_path: keyPath,
+          status: "active",
+          limits: { per_hour: 0, per_day: 0 },
+        },
+      },
+      mx_override: { "dest.test": [mx.address] },
+      send_delay_secs: 0,
+      api_rate_per_min: 0,
+      tick_interval_secs: 0,
+      smtp_timeout_secs: 60,
+      ...extra,
+    }),
+  );
+}
+
+async function start(): Promise<RelayProcess> {
+  const relay = await RelayProcess.start(env);
+  processes.push(relay);
+  return relay;
+}
+
+function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  return fetch(`http://127.0.0.1:${port}${path}`, {
+    method,
+    headers: {
+      "x-auth-token": TOKEN,
+      ...(body !== undefined && { "content-type": "application/json" }),
+      ...headers,
+    },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+}
+
+async function sendOne(): Promise<string> {
+  const created = await call("POST", "/clients", { name: "shop", domains: ["shop.test"] });
+  const { client_id, secret } = (await created.json()) as { client_id: string; secret: string };
+  const basic = Buffer.from(`${client_id}:${secret}`).toString("base64");
+  const response = await call(
+    "POST",
+    "/send",
+    { from: "a@shop.test", to: ["b@dest.test"], subject: "survives", text: "hello" },
+    { authorization: `Basic ${basic}` },
+  );
+  expect(response.status).toBe(202);
+  return ((await response.json()) as { message_id: string }).message_id;
+}
+
+async function queue(): Promise<Array<Record<string, unknown>>> {
+  const response = await call("GET", "/queue");
+  return ((await response.json()) as { queue: Array<Record<string, unknown>> }).queue;
+}
+
+const spool = async () => readdir(join(dir.path, "state", "spool"));
+
+describe("crash recovery of the real process", () => {
+  it("a relay killed (SIGKILL) while an entry is sending delivers it after the restart, once, and empties the spool", async () => {
+    const stalling = await sink({ tls: "none", stall: "data" });
+    await configure(stalling);
+    const first = await start();
+    const messageId = await sendOne();
+    expect(await spool()).toHaveLength(1);
+
+    // The tick hangs on the sink, which reads the message and never answers.
+    const hanging = call("POST", "/queue/tick").catch(() => undefined);
+    await expect.poll(async () => (await queue())[0]?.estado, { timeout: 10_000 }).toBe("sending");
+    await expect.poll(() => stalling.connections, { timeout: 10_000 }).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    expect(await first.stop("SIGKILL")).toBeNull();
+    await hanging;
+    expect(stalling.messages).toHaveLength(0);
+    expect(await spool()).toHaveLength(1);
+
+    // The operator points the destination at a working server and starts the relay again.
+    const healthy = await sink({ tls: "none" });
+    await configure(healthy);
+    await start();
+    const [recovered] = await queue();
+    expect(recovered).toMatchObject({ message_id: messageId, estado: "queued", attempts: 0 });
+
+    const ticked = await runRelay(["tick"], env);
+    expect(ticked.code).toBe(0);
+    expect(JSON.parse(ticked.stdout)).toEqual({
+      ok: true,
+      ocupado: false,
+      tentados: 1,
+      entregues: 1,
+      falhos: 0,
+      reagendados: 0,
+    });
+    const delivered = healthy.messages.filter((mail) => mail.raw.includes(messageId));
+    expect(delivered).toHaveLength(1);
+    expect(delivered[0]?.raw.toString()).toMatch(/^DKIM-Signature: /m);
+    expect(await queue()).toMatchObject([{ message_id: messageId, estado: "sent", attempts: 1 }]);
+    expect(await spool()).toEqual([]);
+
+    // Nothing left: a second tick finds no work.
+    expect(JSON.parse((await runRelay(["tick"], env)).stdout)).toMatchObject({ tentados: 0 });
+  });
+
+  it("the internal ticker drains the queue on its own, and stops with the process (exit 0)", async () => {
+    const mx = await sink({ tls: "none" });
+    await configure(mx, { tick_interval_secs: 0.2 });
+    const relay = await start();
+    const messageId = await sendOne();
+    const [mail] = await mx.waitForMessages(1, 10_000);
+    expect(mail?.raw.includes(messageId)).toBe(true);
+    await expect.poll(async () => (await queue())[0]?.estado).toBe("sent");
+    expect(await relay.stop("SIGTERM")).toBe(0);
+  });
+
+  it("`relay tick` exits 1 on a refused token or when no server answers", async () => {
+    const mx = await sink({ tls: "none" });
+    await configure(mx);
+    const relay = await start();
+    const refused = await runRelay(["tick"], { ...env, RELAY_AUTH_TOKEN: "wrong" });
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ error: "unauthorized" });
+    await relay.stop("SIGTERM");
+    const down = await runRelay(["tick"], env);
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(/relay tick: .*failed/);
+  });
+});
