@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HistoryRepository } from "../../src/releases/history-repository.js";
 import { RepoRepository } from "../../src/repositories/repo-repository.js";
 import { RATE_LIMIT_CACHE_MS } from "../../src/status/status-service.js";
 import { VERSION } from "../../src/version.js";
-import { createTestApp, type TestApp } from "../helpers/test-app.js";
+import { createTestApp, TEST_API_KEY, type TestApp } from "../helpers/test-app.js";
 import { DIALECTS, dialectAvailable } from "../helpers/test-database.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -106,3 +107,61 @@ describe("GET /monitor/status without an object store, with the database down", 
     expect(response.json().services.mysql).toBe(false);
   });
 });
+
+for (const dialect of DIALECTS) {
+  describe.skipIf(!(await dialectAvailable(dialect)))(
+    `releases_last_24h from the release history (${dialect})`,
+    () => {
+      let t: TestApp;
+      beforeAll(async () => {
+        t = await createTestApp(dialect);
+      });
+      afterAll(() => t.close());
+
+      it("counts the releases processed (success or partial) in the last 24 hours, and drops them with their repository", async () => {
+        const repos = new RepoRepository(t.database.db);
+        const history = new HistoryRepository(t.database.db);
+        const repo = await repos.add("acme", "history", t.clock.now().toISOString());
+        const now = t.clock.now().getTime();
+        const record = async (
+          tag: string,
+          status: "success" | "partial" | "failed",
+          hoursAgo: number,
+        ) => {
+          const claim = await history.claim(repo.id, tag, "manual", new Date(now), new Date(0));
+          if (!claim.claimed) throw new Error(`could not claim ${tag}`);
+          await history.complete(claim.id, {
+            name: tag,
+            status,
+            filesCount: 1,
+            totalBytes: 10,
+            errors: [],
+            processedAt: new Date(now - hoursAgo * 3_600_000).toISOString(),
+          });
+        };
+        await record("v1.0.0", "success", 1);
+        await record("v1.1.0", "partial", 23);
+        await record("v1.2.0", "failed", 2);
+        await record("v0.9.0", "success", 25);
+
+        const status = async () =>
+          (await t.app.inject({ method: "GET", url: "/monitor/status" })).json();
+        expect((await status()).releases_last_24h).toBe(2);
+
+        const deleted = await t.app.inject({
+          method: "DELETE",
+          url: `/monitor/repositories/${repo.id}`,
+          headers: { "x-api-key": TEST_API_KEY },
+        });
+        expect(deleted.statusCode).toBe(200);
+        expect((await status()).releases_last_24h).toBe(0);
+        const left = await t.database.db
+          .selectFrom("release_history")
+          .select((eb) => eb.fn.countAll().as("n"))
+          .where("repository_id", "=", repo.id)
+          .executeTakeFirstOrThrow();
+        expect(Number(left.n)).toBe(0);
+      });
+    },
+  );
+}
