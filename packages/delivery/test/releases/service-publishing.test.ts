@@ -5,6 +5,7 @@ import { LogCapture, makeTempDir } from "@rd/common/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { type RunningService, startService } from "../../src/main.js";
+import type { ReleaseResult } from "../../src/releases/release-processor.js";
 import { type GithubStub, startGithubStub } from "../fixtures/github-stub.js";
 import { type S3Server, startS3Server } from "../storage/s3-server.js";
 import { createReleaseStub, type ReleaseStub } from "./release-stub.js";
@@ -77,8 +78,10 @@ describe("the running service publishes releases to both providers", () => {
       });
     }
 
-    const local = await (await call("POST", "/monitor/check/acme/local-app")).json();
-    expect(local.processed[0].versioned_url).toBe(
+    const local = (await (
+      await call("POST", "/monitor/check/acme/local-app")
+    ).json()) as ReleaseResult;
+    expect(local.processed[0]?.versioned_url).toBe(
       "http://files.example.test/files/site/local-app/3.0.0/app.tar.gz",
     );
     const served = await fetch(`${service.address}/files/site/local-app/latest/app.tar.gz`);
@@ -86,14 +89,20 @@ describe("the running service publishes releases to both providers", () => {
     expect(served.headers.get("content-type")).toBe("application/gzip");
     expect(await served.text()).toBe("acme/local-app archive");
 
-    const cloud = await (await call("POST", "/monitor/check/acme/cloud-app")).json();
-    expect(cloud.artifacts[0].latest_url).toBe(`${s3.endpoint}/cloud/cloud-app/latest/app.tar.gz`);
+    const cloud = (await (
+      await call("POST", "/monitor/check/acme/cloud-app")
+    ).json()) as ReleaseResult;
+    expect(cloud.artifacts[0]?.latest_url).toBe(`${s3.endpoint}/cloud/cloud-app/latest/app.tar.gz`);
     const object = await s3.store().read("cloud", "cloud-app/3.0.0/app.tar.gz");
-    expect(await text(object?.body ?? [])).toBe("acme/cloud-app archive");
+    if (!object) throw new Error("object missing");
+    expect(await text(object.body)).toBe("acme/cloud-app archive");
   });
 
   it("reports the object store as up and counts the releases of the last 24 hours", async () => {
-    const status = await (await fetch(`${service.address}/monitor/status`)).json();
+    const status = (await (await fetch(`${service.address}/monitor/status`)).json()) as {
+      services: { objectstore: boolean };
+      releases_last_24h: number;
+    };
     expect(status.services.objectstore).toBe(true);
     expect(status.releases_last_24h).toBe(2);
   });
