@@ -6,7 +6,7 @@ const MESSAGES = 200;
 
 let relay: SendRelay;
 let authorization: string;
-let warmUpId: string;
+let warmUpId: string | undefined;
 beforeEach(async () => {
   relay = await SendRelay.start({
     sinks: { "dest.test": { tls: "none" } },
