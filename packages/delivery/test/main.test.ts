@@ -15,6 +15,7 @@ import {
   dialectAvailable,
   type TestDatabase,
 } from "./helpers/test-database.js";
+import { S3RVER_CREDENTIALS, startS3Server } from "./storage/s3-server.js";
 
 const API_KEY = "main-test-api-key";
 
@@ -275,6 +276,44 @@ describe("shutdown grace period", () => {
       );
     } finally {
       stub.state.delayMs = 0;
+      await stub.close();
+      await dir.remove();
+    }
+  });
+});
+
+describe("the object store in the status", () => {
+  it("is reported from the OBJECTSTORE_* configuration: up while the server answers, down after", async () => {
+    const s3 = await startS3Server(["releases"]);
+    const stub = await startGithubStub();
+    const dir = await makeTempDir("rd-delivery-s3-");
+    let s3Closed = false;
+    try {
+      const service = await startServing({
+        HOST: "127.0.0.1",
+        PORT: "0",
+        DATABASE_URL: `sqlite:${join(dir.path, "delivery.db")}`,
+        JWT_SECRET: "s3-status-jwt-secret-0123456789abcdef",
+        CODEHOST_API_URL: stub.url,
+        LOCAL_STORAGE_DIR: join(dir.path, "files"),
+        OBJECTSTORE_ENDPOINT: s3.endpoint,
+        OBJECTSTORE_ACCESS_KEY: S3RVER_CREDENTIALS.accessKeyId,
+        OBJECTSTORE_SECRET_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+      });
+      const services = async () => {
+        const body = (await (await fetch(`${service.address}/monitor/status`)).json()) as {
+          services: { mysql: boolean; objectstore: boolean };
+        };
+        return body.services;
+      };
+      expect(await services()).toEqual({ mysql: true, objectstore: true });
+      await s3.close();
+      s3Closed = true;
+      expect(await services()).toEqual({ mysql: true, objectstore: false });
+      service.stop("SIGTERM");
+      expect(await service.exited).toBe(0);
+    } finally {
+      if (!s3Closed) await s3.close();
       await stub.close();
       await dir.remove();
     }
