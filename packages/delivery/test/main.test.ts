@@ -186,7 +186,7 @@ describe("delivery serve configuration", () => {
 });
 
 describe("the delivery process", () => {
-  it("stops on SIGTERM with exit code 0", async () => {
+  it("serves by default (no subcommand) and stops on SIGTERM with exit code 0", async () => {
     const dir = await makeTempDir("rd-delivery-proc-");
     const stub = await startGithubStub();
     const cli = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
@@ -198,7 +198,7 @@ describe("the delivery process", () => {
           "tsx",
           "--input-type=module",
           "-e",
-          `import { run } from ${JSON.stringify(cli)}; process.exitCode = await run(["serve"]);`,
+          `import { run } from ${JSON.stringify(cli)}; process.exitCode = await run([]);`,
         ],
         {
           env: {
