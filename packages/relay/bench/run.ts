@@ -1,5 +1,6 @@
 /**
- * Relay throughput benchmark: `npm run bench:relay` (after `npm run build`).
+ * Relay throughput benchmark: `npm run bench:relay` (after `npm run build`). The asynchronous
+ * mode (queue) follows, from `bench/async.ts`.
  *
  * Starts the compiled relay (`bin/relay.js serve`) as a child process in a temporary directory,
  * synchronous mode, `send_delay_secs: 0`, throttle and quotas off, one active DKIM domain, and
@@ -21,6 +22,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { makeTempDir } from "@rd/common/test-kit";
 import { startSmtpSink } from "../test/fixtures/smtp-sink.js";
+import { runAsyncBenchmark } from "./async.js";
 
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const ADMIN_TOKEN = "bench-admin-token";
@@ -222,3 +224,5 @@ async function main(): Promise<void> {
 }
 
 await main();
+// Asynchronous mode (queue): accepted/s and drained/s by one tick, in `bench/async.ts`.
+await runAsyncBenchmark();
