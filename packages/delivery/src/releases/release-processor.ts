@@ -122,6 +122,39 @@ export interface ReleaseProcessorDeps {
   readonly onFinished?: (record: HistoryRecord) => Promise<void>;
 }
 
+/**
+ * Small binary assets (known size up to this) are published a few at once: for them the
+ * round trips, not the bytes, take the time. Larger ones and zips go one at a time, so memory
+ * stays bounded by one upload's buffers (see s3-store.ts) whatever the release holds.
+ */
+const SMALL_ASSET_BYTES = 8 * 1024 * 1024;
+const SMALL_ASSET_CONCURRENCY = 4;
+
+/** Consecutive small binaries grouped (up to the concurrency); everything else alone. */
+function artifactBatches(
+  artifacts: readonly ArtifactRule[],
+  release: CodeHostRelease,
+): ArtifactRule[][] {
+  const batches: ArtifactRule[][] = [];
+  let small: ArtifactRule[] = [];
+  for (const artifact of artifacts) {
+    const size = release.assets.find((asset) => asset.name === artifact.source)?.size;
+    if (artifact.type === "binary" && size !== undefined && size <= SMALL_ASSET_BYTES) {
+      small.push(artifact);
+      if (small.length === SMALL_ASSET_CONCURRENCY) {
+        batches.push(small);
+        small = [];
+      }
+      continue;
+    }
+    if (small.length > 0) batches.push(small);
+    small = [];
+    batches.push([artifact]);
+  }
+  if (small.length > 0) batches.push(small);
+  return batches;
+}
+
 /** A download or storage failure: the processing is `failed` (and retried by the next check). */
 class PublishFailure extends Error {}
 
@@ -303,8 +336,27 @@ export class ReleaseProcessor {
       }
     }
     try {
-      for (const artifact of declaration.artifacts) {
-        await this.publishArtifact(repository, release, target, artifact, result);
+      for (const batch of artifactBatches(declaration.artifacts, release)) {
+        // Each artifact fills its own part of the result, merged in declaration order.
+        const parts = batch.map(() => emptyResult(result.repository, result.tag));
+        const settled = await Promise.allSettled(
+          batch.map((artifact, index) =>
+            this.publishArtifact(
+              repository,
+              release,
+              target,
+              artifact,
+              parts[index] as ReleaseResult,
+            ),
+          ),
+        );
+        for (const part of parts) {
+          result.processed.push(...part.processed);
+          result.artifacts.push(...part.artifacts);
+          result.errors.push(...part.errors);
+        }
+        const failure = settled.find((outcome) => outcome.status === "rejected");
+        if (failure) throw failure.reason;
       }
       for (const doc of declaration.docs) {
         await this.publishDoc(repository, release.tag, target, doc, result);

@@ -183,6 +183,21 @@ describe("processing a release", () => {
     expect(await h.history.find(processing.record.id)).toEqual(processing.record);
   });
 
+  it("publishes many small assets a few at a time, keeping the declaration's order", async () => {
+    const names = Array.from({ length: 9 }, (_, n) => `part-${n}.bin`);
+    const repository = await repoWith(
+      "acme/parts",
+      "v1.0.0",
+      `storage: {bucket: public}\nartifacts:\n${names.map((name) => `  - {source: ${name}, destination: ${name}}`).join("\n")}\n`,
+      { assets: names.map((name) => ({ name, content: `${name} content` })) },
+    );
+    const processing = await processor.check(repository, "manual");
+    expect(processing.result.errors).toEqual([]);
+    expect(processing.result.artifacts.map((artifact) => artifact.file)).toEqual(names);
+    expect(processing.result.processed.map((file) => file.file)).toEqual(names);
+    for (const name of names) expect(await read(`parts/1.0.0/${name}`)).toBe(`${name} content`);
+  });
+
   it("skips a release already processed, without downloading anything", async () => {
     const repository = await repoWith(
       "acme/skip",
