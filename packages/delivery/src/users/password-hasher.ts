@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import bcrypt from "bcrypt";
 
-/** bcrypt work factor for stored passwords (~250 ms per hash on a current server core). */
+/** bcrypt work factor for stored passwords: a few hundred milliseconds per check, once per login. */
 export const BCRYPT_COST = 12;
 /** bcrypt reads only the first 72 bytes of a password; longer ones are refused, not truncated. */
 export const MAX_PASSWORD_BYTES = 72;
