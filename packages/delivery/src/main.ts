@@ -18,6 +18,8 @@ import { type Config, ConfigError, loadConfig } from "./config.js";
 import { migrateToLatest, openDatabase } from "./db/database.js";
 import { buildApp } from "./http/app.js";
 import { resolveJwtSecret } from "./jwt-secret.js";
+import { RepoRepository } from "./repositories/repo-repository.js";
+import { buildReleaseScheduler, MINUTE_MS } from "./scheduler/build-scheduler.js";
 import { createSchedulerState } from "./scheduler/scheduler-state.js";
 import { createServices } from "./services.js";
 import { storageFromConfig } from "./storage/storage-providers.js";
@@ -64,32 +66,55 @@ export async function startService(
       ...(options.codehostPolicy ? { policy: options.codehostPolicy } : {}),
     });
     if (!config.apiKey) log.warn("API_KEY is not set: API-key-only endpoints refuse every request");
+    if (!config.hostingWebhookSecret) {
+      log.warn("HOSTING_WEBHOOK_SECRET is not set: the webhook receiver refuses every delivery");
+    }
     const storage = storageFromConfig(config);
     log.info("storage ready", {
       local: storage.local.root,
       objectstore: storage.objectstore !== null,
     });
 
-    const app = await buildApp(
-      createServices({
-        config,
-        logging,
-        database,
-        codehost,
-        clock,
-        jwtSecret,
-        scheduler: createSchedulerState(),
-        objectstore: storage.objectstore,
-        storage,
-      }),
-    );
+    const schedulerState = createSchedulerState();
+    const services = createServices({
+      config,
+      logging,
+      database,
+      codehost,
+      clock,
+      jwtSecret,
+      scheduler: schedulerState,
+      objectstore: storage.objectstore,
+      storage,
+    });
+    const app = await buildApp(services);
     const address = await app.listen({ host: config.host, port: config.port });
     log.info("listening", { address, version: VERSION });
+    const scheduler = buildReleaseScheduler({
+      intervalMs: config.schedulerIntervalMinutes * MINUTE_MS,
+      db: database.db,
+      clock,
+      logging,
+      state: schedulerState,
+      repos: new RepoRepository(database.db),
+      check: (repository) => services.releases.checkRepository(repository, "scheduler"),
+    });
+    scheduler.start();
+    if (config.schedulerIntervalMinutes === 0) {
+      log.info("scheduler off (SCHEDULER_INTERVAL_MINUTES=0)");
+    }
 
     return {
       app,
       address,
       async stop() {
+        // A round in progress ends after the repository it is publishing; past the grace
+        // period the database closes under it and its claim is taken over later (stale claim).
+        if (
+          !(await withinDeadline(scheduler.stop(), options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS))
+        ) {
+          log.warn("scheduler round still running after the grace period");
+        }
         const closing = app.close();
         // NOTE: a keep-alive connection whose request finishes during shutdown stays open
         // until the client closes it; sweep such connections as soon as they turn idle.

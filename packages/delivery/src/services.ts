@@ -4,6 +4,9 @@ import type { GithubClient } from "./codehost/github-client.js";
 import type { Config } from "./config.js";
 import type { Database } from "./db/database.js";
 import type { AppDeps } from "./http/app.js";
+import { NotificationRepository } from "./notifications/notification-repository.js";
+import { NotificationService } from "./notifications/notification-service.js";
+import { telegramChannel } from "./notifications/telegram-client.js";
 import { HistoryRepository } from "./releases/history-repository.js";
 import { ReleaseProcessor } from "./releases/release-processor.js";
 import { ReleaseService } from "./releases/release-service.js";
@@ -21,6 +24,8 @@ import { createPasswordHasher, type PasswordHasher } from "./users/password-hash
 import { TokenService } from "./users/token-service.js";
 import { UserRepository } from "./users/user-repository.js";
 import { VERSION } from "./version.js";
+import { WebhookManager } from "./webhooks/webhook-manager.js";
+import { WebhookReceiver } from "./webhooks/webhook-receiver.js";
 
 /** The adapters (side effects) the services are built on; main.ts opens the real ones. */
 export interface Adapters {
@@ -51,6 +56,12 @@ export function createServices(adapters: Adapters): AppDeps {
   const repoRepository = new RepoRepository(database.db);
   const history = new HistoryRepository(database.db);
   const storage = adapters.storage ?? storageFromConfig(config);
+  const notifications = new NotificationService(
+    new NotificationRepository(database.db),
+    telegramChannel(config.telegram, adapters.logging.forTarget("delivery::telegram")),
+    clock,
+    adapters.logging.forTarget("delivery::notifications"),
+  );
   const processor = new ReleaseProcessor({
     host: adapters.codehost,
     history,
@@ -58,7 +69,15 @@ export function createServices(adapters: Adapters): AppDeps {
     clock,
     logger: adapters.logging.forTarget("delivery::releases"),
     tempDir: adapters.tempDir ?? spoolDirFor(config),
+    onFinished: (record) => notifications.releaseRecorded(record),
   });
+  const releases = new ReleaseService(
+    repoRepository,
+    processor,
+    history,
+    clock,
+    adapters.logging.forTarget("delivery::releases"),
+  );
   return {
     version: VERSION,
     logging: adapters.logging,
@@ -79,13 +98,18 @@ export function createServices(adapters: Adapters): AppDeps {
       schedulerIntervalMinutes: config.schedulerIntervalMinutes,
       clock,
     }),
-    releases: new ReleaseService(
-      repoRepository,
-      processor,
-      history,
-      clock,
-      adapters.logging.forTarget("delivery::releases"),
-    ),
+    releases,
     localFilesRoot: storage.local.root,
+    notifications,
+    webhookReceiver: new WebhookReceiver({
+      secret: config.hostingWebhookSecret,
+      repos: repoRepository,
+      releases,
+      logger: adapters.logging.forTarget("delivery::webhooks"),
+    }),
+    webhooks: new WebhookManager(adapters.codehost, {
+      publicUrl: config.publicUrl,
+      secret: config.hostingWebhookSecret,
+    }),
   };
 }

@@ -16,19 +16,25 @@ import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Logging } from "@rd/common";
 import Fastify, { type FastifyInstance } from "fastify";
+import type { NotificationService } from "../notifications/notification-service.js";
 import type { ReleaseService } from "../releases/release-service.js";
 import type { RepoService } from "../repositories/repo-service.js";
 import type { HealthProbe, StatusService } from "../status/status-service.js";
 import { filesRoute } from "../storage/files-route.js";
 import type { AuthService } from "../users/auth-service.js";
 import type { TokenService } from "../users/token-service.js";
+import type { WebhookManager } from "../webhooks/webhook-manager.js";
+import type { WebhookReceiver } from "../webhooks/webhook-receiver.js";
 import { type AccessLevel, installAccessControl } from "./access-control.js";
 import { installErrorHandler } from "./error-handler.js";
 import { authRoutes } from "./routes/auth-routes.js";
 import { generalRoutes } from "./routes/general-routes.js";
+import { notificationsRoutes } from "./routes/notifications-routes.js";
 import { releasesRoutes } from "./routes/releases-routes.js";
 import { repositoriesRoutes } from "./routes/repositories-routes.js";
 import { statusRoutes } from "./routes/status-routes.js";
+import { webhookReceiverRoutes } from "./routes/webhook-receiver-routes.js";
+import { webhooksRoutes } from "./routes/webhooks-routes.js";
 import { typeBoxValidator } from "./validator.js";
 
 /** Largest accepted request body (JSON payloads, webhook deliveries). */
@@ -49,6 +55,9 @@ export interface AppDeps {
   readonly releases: ReleaseService;
   /** `LOCAL_STORAGE_DIR`, served at `GET /files/<bucket>/<key>`. */
   readonly localFilesRoot: string;
+  readonly notifications: NotificationService;
+  readonly webhookReceiver: WebhookReceiver;
+  readonly webhooks: WebhookManager;
 }
 
 /** OpenAPI security requirement of each access level. */
@@ -108,6 +117,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(statusRoutes, { status: deps.status });
   await app.register(releasesRoutes, { releases: deps.releases });
   await app.register(filesRoute, { root: deps.localFilesRoot });
+  await app.register(webhookReceiverRoutes, { receiver: deps.webhookReceiver });
+  await app.register(webhooksRoutes, { webhooks: deps.webhooks });
+  await app.register(notificationsRoutes, { notifications: deps.notifications });
 
   await app.ready();
   return app;

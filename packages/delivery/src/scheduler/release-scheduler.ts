@@ -22,8 +22,8 @@ export type TickOutcome = "ran" | "still_running" | "taken_elsewhere" | "failed"
 export interface ReleaseSchedulerOptions {
   /** Time between rounds; 0 or less means the scheduler never starts. */
   readonly intervalMs: number;
-  /** Checks every active repository once. */
-  readonly round: () => Promise<void>;
+  /** Checks every active repository once; stops between repositories once `signal` aborts. */
+  readonly round: (signal: AbortSignal) => Promise<void>;
   readonly lease: RoundLease;
   readonly state: SchedulerState;
   readonly clock: Clock;
@@ -40,21 +40,26 @@ export interface ReleaseSchedulerOptions {
 export class ReleaseScheduler {
   private timer: NodeJS.Timeout | undefined;
   private current: Promise<TickOutcome> | undefined;
+  private readonly stopping = new AbortController();
 
   constructor(private readonly options: ReleaseSchedulerOptions) {}
 
   /** Starts ticking (no-op when the interval is 0 or it already runs). */
   start(): void {
     const { intervalMs, state, logger } = this.options;
-    if (intervalMs <= 0 || this.timer) return;
+    if (intervalMs <= 0 || this.timer || this.stopping.signal.aborted) return;
     this.timer = setInterval(() => void this.tick(), intervalMs);
     state.setRunning(true);
     logger.info("scheduler started", { interval_ms: intervalMs });
     void this.tick();
   }
 
-  /** Stops ticking and waits for a round in progress to finish. */
+  /**
+   * Stops ticking and waits for a round in progress, which ends after the repository it is
+   * checking (publishing is never cut in the middle).
+   */
   async stop(): Promise<void> {
+    this.stopping.abort();
     if (this.timer) {
       clearInterval(this.timer);
       this.timer = undefined;
@@ -98,7 +103,7 @@ export class ReleaseScheduler {
     const started = clock.now().getTime();
     try {
       logger.info("scheduler round started", { round: roundAt.toISOString() });
-      await this.options.round();
+      await this.options.round(this.stopping.signal);
       logger.info("scheduler round finished", { duration_ms: clock.now().getTime() - started });
       return "ran";
     } catch (error) {

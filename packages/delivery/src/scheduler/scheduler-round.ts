@@ -12,12 +12,21 @@ export interface SchedulerRoundDeps {
  * One scheduler round: checks every active repository, one after the other (the code host's
  * rate limit is shared, and publishing streams are bounded one at a time). A repository that
  * fails is logged and the round goes on; already processed releases are skipped by the check.
+ * At shutdown the round stops before the next repository.
  */
-export function schedulerRound({ repos, check, logger }: SchedulerRoundDeps): () => Promise<void> {
-  return async () => {
+export function schedulerRound({
+  repos,
+  check,
+  logger,
+}: SchedulerRoundDeps): (signal: AbortSignal) => Promise<void> {
+  return async (signal) => {
     const repositories = await repos.list({ activeOnly: true });
     let failed = 0;
     for (const repository of repositories) {
+      if (signal.aborted) {
+        logger.info("scheduler round cut short: shutting down");
+        return;
+      }
       try {
         await check(repository);
       } catch (error) {

@@ -6,7 +6,7 @@ import type { Clock } from "../../src/clock.js";
 import { GithubClient } from "../../src/codehost/github-client.js";
 import { type Config, loadConfig } from "../../src/config.js";
 import type { Database } from "../../src/db/database.js";
-import { buildApp } from "../../src/http/app.js";
+import { type AppDeps, buildApp } from "../../src/http/app.js";
 import { createSchedulerState, type SchedulerState } from "../../src/scheduler/scheduler-state.js";
 import { type Adapters, createServices } from "../../src/services.js";
 import type { HealthProbe, ReleaseActivity } from "../../src/status/status-service.js";
@@ -39,6 +39,8 @@ export interface TestApp {
   readonly clock: ManualClock;
   readonly scheduler: SchedulerState;
   readonly logs: LogCapture;
+  /** The services behind the app (the scheduler tests drive the release service with them). */
+  readonly services: AppDeps;
   close(): Promise<void>;
 }
 
@@ -103,7 +105,8 @@ export async function createTestApp(
     // The lowest bcrypt cost keeps the suite fast; the timing test asks for a real one.
     hasher: createPasswordHasher(options.bcryptCost ?? 4),
   };
-  const app = await buildApp(createServices(adapters));
+  const services = createServices(adapters);
+  const app = await buildApp(services);
   return {
     app,
     database,
@@ -113,6 +116,7 @@ export async function createTestApp(
     clock,
     scheduler,
     logs,
+    services,
     async close() {
       await app.close();
       await database.close();

@@ -33,7 +33,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function scheduler(options: {
   intervalMs: number;
-  round: () => Promise<void>;
+  round: (signal: AbortSignal) => Promise<void>;
   lease?: RoundLease;
   renewEveryMs?: number;
 }) {
@@ -168,12 +168,14 @@ describe("release scheduler", () => {
     expect(shared.events.at(-1)).toBe("release");
   });
 
-  it("stop waits for the round in progress", async () => {
+  it("stop tells the round in progress to wind up, waits for it, and cannot be restarted", async () => {
     let finished = false;
-    const { instance } = scheduler({
+    let aborted = false;
+    const { instance, state } = scheduler({
       intervalMs: 60_000,
-      round: async () => {
+      round: async (signal) => {
         await sleep(80);
+        aborted = signal.aborted;
         finished = true;
       },
     });
@@ -181,5 +183,8 @@ describe("release scheduler", () => {
     await sleep(10);
     await instance.stop();
     expect(finished).toBe(true);
+    expect(aborted).toBe(true);
+    instance.start();
+    expect(state.running).toBe(false);
   });
 });

@@ -37,7 +37,7 @@ describe("scheduler round", () => {
         if (repository.name === "empty") throw new AppError("no_release", 404, "no release");
       },
     });
-    await round();
+    await round(new AbortController().signal);
     expect(checked).toEqual(["acme/first", "acme/broken", "acme/empty", "acme/last"]);
     const summary = logs.lines.find(
       (line) =>
@@ -45,5 +45,20 @@ describe("scheduler round", () => {
         "scheduler round checked the active repositories",
     );
     expect(summary?.fields).toMatchObject({ repositories: 4, failed: 1 });
+  });
+
+  it("stops before the next repository once shutdown begins", async () => {
+    const stopping = new AbortController();
+    const checked: string[] = [];
+    const round = schedulerRound({
+      repos,
+      logger,
+      check: async (repository) => {
+        checked.push(repository.fullName);
+        stopping.abort();
+      },
+    });
+    await round(stopping.signal);
+    expect(checked).toEqual(["acme/first"]);
   });
 });

@@ -39,6 +39,9 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<NotificationsRoutesO
   app,
   { notifications },
 ) => {
+  // Shutdown (and every test's close) waits for Telegram sends in flight, before the database
+  // they record their outcome in is closed.
+  app.addHook("onClose", () => notifications.drain());
   app.get(
     "/monitor/notifications",
     {
@@ -66,26 +69,26 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<NotificationsRoutesO
       config: { access: "apiKey" },
       schema: {
         summary: "Delete notifications older than a number of days",
-        body: Type.Optional(
-          Type.Object({
-            older_than_days: Type.Optional(
-              Type.Integer({
-                minimum: 0,
-                maximum: MAX_RETENTION_DAYS,
-                default: DEFAULT_RETENTION_DAYS,
-              }),
-            ),
+        body: Type.Object({
+          older_than_days: Type.Integer({
+            minimum: 0,
+            maximum: MAX_RETENTION_DAYS,
+            default: DEFAULT_RETENTION_DAYS,
           }),
-        ),
+        }),
         response: {
           200: Type.Object({ success: Type.Literal(true), deleted: Type.Integer() }),
           ...errors(400, 401, 403),
         },
       },
+      // NOTE: a POST without a body arrives as null; it means "the default age".
+      preValidation: async (request) => {
+        request.body ??= { older_than_days: DEFAULT_RETENTION_DAYS };
+      },
     },
     async (request) => ({
       success: true as const,
-      deleted: await notifications.cleanup(request.body?.older_than_days ?? DEFAULT_RETENTION_DAYS),
+      deleted: await notifications.cleanup(request.body.older_than_days),
     }),
   );
 
