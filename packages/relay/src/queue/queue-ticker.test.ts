@@ -26,6 +26,7 @@ function countingWorker(tickMs = 0) {
       state.running -= 1;
       return idle;
     },
+    tickSoon: () => undefined,
     stop: async () => undefined,
   };
   return { worker, state };

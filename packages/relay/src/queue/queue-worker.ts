@@ -49,6 +49,12 @@ export interface QueueWorkerDeps {
 export interface QueueWorker {
   /** Drains what is due (reentrant: a tick during a tick answers `ocupado` and does nothing). */
   tick(): Promise<TickReport>;
+  /**
+   * Starts a tick in the background now, or right after the tick in hand (whose due list may
+   * predate the rows just queued); its outcome is logged. The SMTP port uses it in synchronous
+   * mode to deliver a message at once after persisting it.
+   */
+  tickSoon(): void;
   /** Takes no new entry from now on; resolves when the tick in hand has finished. */
   stop(): Promise<void>;
 }
@@ -207,16 +213,38 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
     return report;
   }
 
-  return {
-    async tick() {
-      if (running || stopping) return emptyReport(true);
-      running = drain();
-      try {
-        return await running;
-      } finally {
-        running = undefined;
+  let tickAgain = false;
+
+  async function tick(): Promise<TickReport> {
+    if (running || stopping) return emptyReport(true);
+    running = drain();
+    try {
+      return await running;
+    } finally {
+      running = undefined;
+      if (tickAgain) {
+        tickAgain = false;
+        tickSoon();
       }
-    },
+    }
+  }
+
+  function tickSoon(): void {
+    if (stopping) return;
+    if (running) {
+      tickAgain = true;
+      return;
+    }
+    tick()
+      .then((report) => {
+        if (report.tentados > 0) logger.info("queue tick", { ...report });
+      })
+      .catch((error: Error) => logger.error("queue tick failed", { error: error.message }));
+  }
+
+  return {
+    tick,
+    tickSoon,
     async stop() {
       stopping = true;
       await running?.catch(() => undefined);

@@ -50,3 +50,22 @@ export function createMessageDispatch(options: {
       }),
   };
 }
+
+/**
+ * The SMTP submission port's dispatch (decisions): the message is persisted in the queue before
+ * the `250` reply in both modes; in synchronous mode `afterPersist` then starts its delivery at
+ * once in the background, so the client never waits for a remote server.
+ */
+export function createPersistedDispatch(options: {
+  enqueue: Enqueue;
+  afterPersist?: () => void;
+}): MessageDispatch {
+  return {
+    mode: "async",
+    async send(message) {
+      const results = await options.enqueue(message);
+      options.afterPersist?.();
+      return results;
+    },
+  };
+}

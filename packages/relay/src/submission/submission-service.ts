@@ -50,6 +50,11 @@ export interface SubmissionService {
   submitFields(client: ClientRecord | undefined, fields: SendFields): Promise<SubmissionOutcome>;
   /** `POST /send-raw` and SMTP: a client always. */
   submitRaw(client: ClientRecord, submission: RawSubmission): Promise<SubmissionOutcome>;
+  /**
+   * The envelope checks `submitRaw` starts with (address, the client's list, then the domain's
+   * configuration), for a transport that refuses before the message arrives (SMTP MAIL FROM).
+   */
+  authorizeSender(client: ClientRecord, from: string): void;
 }
 
 export interface SubmissionDeps {
@@ -141,6 +146,12 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
     }
   }
 
+  function envelopeSender(value: string) {
+    const from = parseMailbox(value);
+    if (!from) throw Errors.badFrom("from must be the envelope sender address, a@domain");
+    return from;
+  }
+
   return {
     async submitFields(client, fields) {
       const send = validateSendFields(fields);
@@ -161,9 +172,12 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
       );
     },
 
+    authorizeSender(client, from) {
+      authorize(client, envelopeSender(from).domain);
+    },
+
     async submitRaw(client, submission) {
-      const from = parseMailbox(submission.from);
-      if (!from) throw Errors.badFrom("from must be the envelope sender address, a@domain");
+      const from = envelopeSender(submission.from);
       const recipients = uniqueRecipients(submission.to).map((mailbox) => mailbox.address);
       const domainConfig = authorize(client, from.domain);
       const prepared = prepareRawMessage(submission.raw, {
