@@ -1,5 +1,6 @@
 import { SignJWT } from "jose";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LOGIN_ATTEMPTS_PER_MINUTE } from "../../src/http/routes/auth-routes.js";
 import { createTestApp, TEST_API_KEY, TEST_JWT_SECRET, type TestApp } from "../helpers/test-app.js";
 import { DIALECTS, dialectAvailable } from "../helpers/test-database.js";
 
@@ -238,7 +239,6 @@ for (const dialect of DIALECTS) {
         userId = session.json().user.id;
         refresh = cookie(session, "refresh_token")?.value ?? "";
       });
-      afterEach(() => undefined);
 
       it("refuses a token whose payload was tampered with", async () => {
         const [header, , signature] = access.split(".");
@@ -355,6 +355,28 @@ describe("failed logins take the same time", () => {
       // against tens of milliseconds for a bcrypt comparison at cost 10.
       expect(median(unknown) / median(wrong)).toBeGreaterThan(0.6);
       expect(median(unknown) / median(wrong)).toBeLessThan(1.6);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe("login throttle", () => {
+  it(`allows ${LOGIN_ATTEMPTS_PER_MINUTE} attempts per email and minute, then answers 429 with Retry-After`, async () => {
+    const t = await createTestApp("sqlite");
+    try {
+      await t.app.inject({ method: "POST", url: "/auth/register", payload: alice });
+      const attempt = (email: string, password: string) =>
+        t.app.inject({ method: "POST", url: "/auth/login", payload: { email, password } });
+      for (let i = 0; i < LOGIN_ATTEMPTS_PER_MINUTE; i++) {
+        expect((await attempt(alice.email, `guess ${i}`)).statusCode).toBe(401);
+      }
+      const limited = await attempt(alice.email.toUpperCase(), alice.password);
+      expect(limited.statusCode).toBe(429);
+      expect(limited.json()).toEqual({ error: expect.stringMatching(/retry in/) });
+      expect(Number(limited.headers["retry-after"])).toBeGreaterThan(0);
+      // Another address has its own budget.
+      expect((await attempt("someone-else@example.com", "whatever")).statusCode).toBe(401);
     } finally {
       await t.close();
     }

@@ -1,6 +1,8 @@
 import type { CookieSerializeOptions } from "@fastify/cookie";
+import rateLimit from "@fastify/rate-limit";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
+import type { FastifyRequest } from "fastify";
 import type { AuthService } from "../../users/auth-service.js";
 import type { IssuedToken } from "../../users/token-service.js";
 import { ACCESS_COOKIE, API_KEY_HEADER, REFRESH_COOKIE } from "../access-control.js";
@@ -11,6 +13,18 @@ export interface AuthRoutesOptions {
   readonly auth: AuthService;
   /** Cookies get `Secure` when the service is served over https (`PUBLIC_URL`). */
   readonly secureCookies: boolean;
+}
+
+/**
+ * Login attempts allowed per email address and minute: bcrypt already slows each guess, this
+ * caps guesses at one account. Keyed by email, not by IP, so that clients behind one proxy do
+ * not share a budget.
+ */
+export const LOGIN_ATTEMPTS_PER_MINUTE = 10;
+
+function loginAttemptKey(request: FastifyRequest): string {
+  const { email } = request.body as { email: string };
+  return `login:${email.trim().toLowerCase()}`;
 }
 
 const PublicUser = Type.Object({ id: Type.Integer(), email: Type.String(), name: Type.String() });
@@ -24,6 +38,9 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
   app,
   { auth, secureCookies },
 ) => {
+  // Registered here, not globally: only the routes that ask for a limit are limited.
+  await app.register(rateLimit, { global: false });
+
   const cookieOptions = (token?: IssuedToken): CookieSerializeOptions => ({
     httpOnly: true,
     sameSite: "lax",
@@ -58,13 +75,22 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
   app.post(
     "/auth/login",
     {
-      config: { access: "public" },
+      config: {
+        access: "public",
+        rateLimit: {
+          max: LOGIN_ATTEMPTS_PER_MINUTE,
+          timeWindow: 60_000,
+          // After validation, so the key is the address being tried.
+          hook: "preHandler",
+          keyGenerator: loginAttemptKey,
+        },
+      },
       schema: {
         summary: "Log in: sets the access_token (24 h) and refresh_token (7 d) cookies",
         body: Credentials,
         response: {
           200: Type.Object({ token: Type.String(), user: PublicUser }),
-          ...errors(400, 401),
+          ...errors(400, 401, 429),
         },
       },
     },
