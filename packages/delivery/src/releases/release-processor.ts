@@ -1,9 +1,10 @@
 import { extname } from "node:path";
-import { text } from "node:stream/consumers";
+import type { Readable } from "node:stream";
 import { defineError, isAppError, type Logger } from "@rd/common";
 import type { Clock } from "../clock.js";
 import type { CodeHostDownload, CodeHostRelease, GithubClient } from "../codehost/github-client.js";
 import type { WatchedRepository } from "../repositories/repo-repository.js";
+import { isBucketName } from "../storage/object-store.js";
 import type { StorageProviders } from "../storage/storage-providers.js";
 import {
   type ArtifactRule,
@@ -168,6 +169,21 @@ function emptyResult(repository: string, tag: string): ReleaseResult {
     skipped: [],
     errors: [],
   };
+}
+
+/** The UTF-8 text of a stream, or null (and the stream destroyed) past `limit` bytes. */
+async function readAtMost(stream: Readable, limit: number): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  for await (const chunk of stream) {
+    length += (chunk as Buffer).length;
+    if (length > limit) {
+      stream.destroy();
+      return null;
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 function messageOf(error: unknown): string {
@@ -393,14 +409,14 @@ export class ReleaseProcessor {
       result.errors.push(`${DECLARATION_FILE}: not found in the repository at ${tag}`);
       return null;
     }
-    if (file.size !== null && file.size > this.policy.maxDeclarationBytes) {
-      file.body.destroy();
+    const content = await readAtMost(file.body, this.policy.maxDeclarationBytes);
+    if (content === null) {
       result.errors.push(
         `${DECLARATION_FILE}: larger than ${this.policy.maxDeclarationBytes} bytes`,
       );
       return null;
     }
-    const parsed = parseDeclaration(await text(file.body), { folderName: repository.name });
+    const parsed = parseDeclaration(content, { folderName: repository.name });
     if (!parsed.ok) {
       result.errors.push(...parsed.errors);
       return null;
@@ -428,9 +444,19 @@ export class ReleaseProcessor {
       result.errors.push(`storage.delivery_url: required for ${repository.fullName}`);
       return null;
     }
+    if (!isBucketName(bucket)) {
+      result.errors.push(
+        `${DECLARATION_FILE}: storage.bucket: ${JSON.stringify(bucket)} is not a valid bucket name (3-63 of a-z, 0-9, ".", "-")`,
+      );
+      return null;
+    }
     const placement: Placement = { folderName, tag: release.tag, deliveryUrl };
+    // Every destination is checked before the first download: a bad one publishes nothing.
     try {
-      targetsFor({ source: "", destination: "check", latest: true, versioned: true }, placement);
+      for (const artifact of declaration.artifacts) {
+        targetsFor(artifact, placement, artifact.type === "zip" ? "entry" : undefined);
+      }
+      for (const doc of declaration.docs) targetsFor(doc, placement);
     } catch (error) {
       result.errors.push(messageOf(error));
       return null;

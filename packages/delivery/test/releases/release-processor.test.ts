@@ -359,6 +359,42 @@ docs:
     expect(h.releases.state.signedUrls.length).toBe(downloads);
   });
 
+  it("checks every destination and the bucket before the first download", async () => {
+    const repository = await repoWith(
+      "acme/badkey",
+      "v1.0.0",
+      "storage: {bucket: public}\nartifacts:\n  - {source: a.bin, destination: a.bin}\n  - {source: b.bin, destination: 'b//c.bin'}\n",
+      {
+        assets: [
+          { name: "a.bin", content: "a" },
+          { name: "b.bin", content: "b" },
+        ],
+      },
+    );
+    const downloads = h.releases.state.signedUrls.length;
+    const processing = await processor.check(repository, "manual");
+    expect(processing.result.errors).toEqual([
+      'destination "badkey/1.0.0/b//c.bin": empty path segment',
+    ]);
+    expect(h.releases.state.signedUrls.length).toBe(downloads);
+    expect(await h.keys(h.local, "public", "badkey/")).toEqual([]);
+
+    const badBucket = await repoWith("acme/badbucket", "v1.0.0", "storage: {bucket: Bad_Bucket}\n");
+    expect((await processor.check(badBucket, "manual")).result.errors).toEqual([
+      '.delivery.yml: storage.bucket: "Bad_Bucket" is not a valid bucket name (3-63 of a-z, 0-9, ".", "-")',
+    ]);
+  });
+
+  it("refuses a declaration larger than its limit", async () => {
+    const repository = await repoWith(
+      "acme/huge",
+      "v1.0.0",
+      `storage: {bucket: public}\n# ${"x".repeat(300 * 1024)}\n`,
+    );
+    const processing = await processor.check(repository, "manual");
+    expect(processing.result.errors).toEqual([".delivery.yml: larger than 262144 bytes"]);
+  });
+
   it("fails a release without a .delivery.yml", async () => {
     const repository = await h.addRepository("acme/undeclared");
     h.releases.addRelease("acme/undeclared", { tag: "v1.0.0" });
