@@ -44,7 +44,8 @@ export async function run(argv: string[]): Promise<number> {
       process.stderr.write(`relay: invalid configuration: ${error.message}\n`);
       return 2;
     }
-    throw error;
+    process.stderr.write(`relay: ${(error as Error).message}\n`);
+    return 1;
   }
 }
 

@@ -199,7 +199,13 @@ export async function serve(env: RelayEnv, options: RelayOptions = {}): Promise<
   const logging = options.logging ?? createLogging({ filter: env.logFilter });
   const relay = await createRelay(env, { ...options, logging });
   const stop = waitForStopSignal();
-  await relay.listen();
+  try {
+    await relay.listen();
+  } catch (error) {
+    // A port in use or not permitted: release what was opened before reporting.
+    await relay.close();
+    throw error;
+  }
   const signal = await stop;
   logging.forTarget("relay").info("shutting down", { signal });
   await relay.close();

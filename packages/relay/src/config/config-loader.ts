@@ -2,6 +2,7 @@ import { mkdir, readFile } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { parseAddressRange } from "../access/address-range.js";
+import { normalizeDomainName } from "../domains/domain-name.js";
 import { writeFileAtomic } from "./atomic-file.js";
 import { ConfigError } from "./config-error.js";
 import type { RelayEnv } from "./env.js";
@@ -77,6 +78,9 @@ export function validateConfigFile(value: unknown, where: string): ConfigFile {
     check(`allowlist.${index}`, () => parseAddressRange(entry));
   }
   for (const [name, domain] of Object.entries(file.domains ?? {})) {
+    check(`domains.${name}`, () => {
+      if (normalizeDomainName(name) !== name) throw new Error("is not a lower-case domain name");
+    });
     check(`domains.${name}.key_path`, () => {
       if (!isAbsolute(domain.key_path)) throw new Error("must be an absolute path");
     });

@@ -120,6 +120,11 @@ export async function buildApp(deps: AppDeps): Promise<RelayApp> {
     authenticator: deps.authenticator,
     authToken: deps.env.authToken,
   });
+  if (logger.isEnabled("debug")) {
+    app.addHook("onRequest", async (request) => {
+      logger.debug("request started", { method: request.method, path: request.url.split("?")[0] });
+    });
+  }
   app.addHook("onRequest", guard);
   app.addHook("onResponse", async (request, reply) => accessLog(logger, request, reply));
 

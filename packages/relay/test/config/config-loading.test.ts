@@ -96,6 +96,12 @@ describe("configuration loading", () => {
       "domains.a.test.selector",
     ],
     [
+      "a domain name that is not a hostname",
+      '{"domains": {"Bad_Name": {"selector": "s", "key_path": "/k.pem"}}}',
+      "lower-case domain name",
+      "domains.Bad_Name",
+    ],
+    [
       "a relative key path",
       '{"domains": {"a.test": {"selector": "s", "key_path": "k.pem"}}}',
       "absolute",

@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
+import { connect, createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -41,19 +41,24 @@ class RelayProcess {
     this.exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
   }
 
+  /** Resolves once a stdout line contains `text`. */
+  async waitFor(text: string, timeoutMs = 15_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.lines.some((line) => JSON.stringify(line).includes(text))) {
+      if (Date.now() > deadline || this.child.exitCode !== null) {
+        throw new Error(`no "${text}" in ${JSON.stringify(this.lines)}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
   static async start(args: string[], env: Record<string, string>): Promise<RelayProcess> {
     const child = spawn(process.execPath, [BIN, ...args], {
       env: { PATH: process.env.PATH ?? "", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     const relay = new RelayProcess(child);
-    const deadline = Date.now() + 15_000;
-    while (!relay.lines.some((line) => JSON.stringify(line).includes("relay listening"))) {
-      if (Date.now() > deadline || child.exitCode !== null) {
-        throw new Error(`relay did not start: ${JSON.stringify(relay.lines)}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    await relay.waitFor("relay listening");
     return relay;
   }
 }
@@ -104,24 +109,36 @@ describe("the relay process", () => {
   });
 
   it("on SIGTERM finishes the request in hand, refuses new connections and exits 0", async () => {
-    relay = await RelayProcess.start(["serve"], env);
-    // Key generation makes this request take a noticeable time.
-    const inFlight = fetch(`http://127.0.0.1:${port}/domains`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-auth-token": TOKEN },
-      body: JSON.stringify({ domain: "late.test" }),
+    relay = await RelayProcess.start(["serve"], { ...env, RUST_LOG: "debug" });
+    // A request whose body is still arriving when the signal comes.
+    const body = JSON.stringify({ domain: "late.test" });
+    const socket = connect({ host: "127.0.0.1", port });
+    let answer = "";
+    socket.on("data", (chunk: Buffer) => {
+      answer += chunk.toString("utf8");
     });
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    const ended = new Promise((resolve) => socket.once("end", resolve));
+    socket.write(
+      `POST /domains HTTP/1.1\r\nHost: relay\r\nContent-Type: application/json\r\n` +
+        `X-Auth-Token: ${TOKEN}\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+    );
+    await relay.waitFor("request started");
+
     const stopping = Date.now();
     relay.child.kill("SIGTERM");
-    const response = await inFlight;
-    expect(response.status).toBe(201);
-    expect(await relay.exited).toBe(0);
-    // The connection ends with its response: no wait for the 10 s grace period.
-    expect(Date.now() - stopping).toBeLessThan(5_000);
+    await relay.waitFor("shutting down");
     await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
+    // Not `end()`: a half-closed client socket would be dropped before the answer.
+    socket.write(body.slice(5));
+    // The server closes the connection after its answer (`Connection: close`).
+    await ended;
+    expect(answer).toMatch(/^HTTP\/1\.1 201 /);
+    expect(answer.toLowerCase()).toContain("connection: close");
+    expect(answer).toContain('"domain":"late.test"');
+    expect(await relay.exited).toBe(0);
+    // The connection ended with its response: no wait for the 10 s grace period.
+    expect(Date.now() - stopping).toBeLessThan(5_000);
     expect((await healthcheck()).code).toBe(1);
-    expect(relay.lines.some((line) => JSON.stringify(line).includes("SIGTERM"))).toBe(true);
   });
 
   it("exits 0 on SIGINT too", async () => {
@@ -134,6 +151,18 @@ describe("the relay process", () => {
     relay = await RelayProcess.start(["serve"], { RELAY_CONFIG: env.RELAY_CONFIG ?? "" });
     const warning = relay.lines.find((line) => line.level === "WARN");
     expect(JSON.stringify(warning)).toContain("RELAY_AUTH_TOKEN");
+  });
+
+  it("exits 1 with a message when the listen port is taken", async () => {
+    relay = await RelayProcess.start(["serve"], env);
+    const second = await runFile(process.execPath, [BIN, "serve"], {
+      env: { ...process.env, ...env, RELAY_DB: join(dir.path, "second-state") },
+    }).then(
+      () => ({ code: 0, stderr: "" }),
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain("EADDRINUSE");
   });
 
   it("refuses an unknown subcommand with exit 2", async () => {
