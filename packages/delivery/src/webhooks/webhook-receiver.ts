@@ -1,15 +1,12 @@
 import { defineError, type Logger } from "@rd/common";
+import type { ReleaseResult } from "../releases/release-processor.js";
+import { type ReleaseService, RepositoryNotRegistered } from "../releases/release-service.js";
 import type { WatchedRepository } from "../repositories/repo-repository.js";
 import { DeliveryDeduplicator } from "./delivery-deduplicator.js";
 import { parsePayload, readReleaseEvent } from "./release-event.js";
 import { hasValidSignature } from "./webhook-signature.js";
 
 export const InvalidSignature = defineError("invalid_signature", 401, "Invalid signature");
-export const RepositoryNotRegistered = defineError(
-  "repository_not_registered",
-  404,
-  "Repository is not registered in the database",
-);
 
 /**
  * Release actions that mean a release is out. One publication fires several of them; the
@@ -29,26 +26,14 @@ export interface WebhookDelivery {
 export type WebhookAnswer =
   | { success: true; message: "pong" }
   | { success: true; ignored: true; reason: string }
-  | { success: true; result: object };
-
-/** What checking a release gave (the processor's answer, as far as the receiver reads it). */
-export type ReleaseCheck =
-  | {
-      readonly outcome: "published";
-      readonly record: { readonly status: string };
-      readonly result: object;
-    }
-  /** `in_progress`: another instance holds the release's claim and is publishing it. */
-  | { readonly outcome: "already_processed" | "in_progress"; readonly result: object };
+  | { success: true; result: ReleaseResult };
 
 export interface WebhookReceiverDeps {
   /** `HOSTING_WEBHOOK_SECRET`; undefined refuses every delivery. */
   readonly secret: string | undefined;
   readonly repos: { findByName(owner: string, name: string): Promise<WatchedRepository | null> };
-  /** The release service: the same processing as `POST /monitor/check`, for one tag. */
-  readonly releases: {
-    checkTag(repository: WatchedRepository, tag: string, trigger: "webhook"): Promise<ReleaseCheck>;
-  };
+  /** The same processing as `POST /monitor/check`, for the tag of the event. */
+  readonly releases: Pick<ReleaseService, "checkTag">;
   readonly logger: Logger;
 }
 
@@ -107,7 +92,7 @@ export class WebhookReceiver {
         // A failed processing is not "processed": it is retried by the next delivery or round.
         return {
           processed: check.record.status !== "failed",
-          value: { success: true, result: check.result } as WebhookAnswer,
+          value: { success: true, result: check.result } satisfies WebhookAnswer,
         };
       },
     );

@@ -13,8 +13,8 @@ export interface ReleasesRoutesOptions {
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 
-/** The specification's "Release processing result". */
-const ReleaseResult = Type.Object({
+/** The specification's "Release processing result" (also the webhook receiver's `result`). */
+export const ReleaseResult = Type.Object({
   repository: Type.String(),
   tag: Type.String(),
   processed: Type.Array(

@@ -3,6 +3,7 @@ import { Type } from "@sinclair/typebox";
 import type { WebhookReceiver } from "../../webhooks/webhook-receiver.js";
 import { SIGNATURE_HEADER } from "../../webhooks/webhook-signature.js";
 import { errors } from "../schemas.js";
+import { ReleaseResult } from "./releases-routes.js";
 
 export interface WebhookReceiverRoutesOptions {
   readonly receiver: WebhookReceiver;
@@ -20,7 +21,7 @@ const WebhookAnswer = Type.Object({
   message: Type.Optional(Type.String()),
   ignored: Type.Optional(Type.Literal(true)),
   reason: Type.Optional(Type.String()),
-  result: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  result: Type.Optional(ReleaseResult),
 });
 
 /** `POST /webhook/codehost`: public, authenticated by the delivery's HMAC signature. */
