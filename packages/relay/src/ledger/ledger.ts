@@ -11,8 +11,7 @@ export const LEDGER_TARGET = "relay::ledger";
  */
 export interface Ledger {
   emit(event: LedgerEvent): void;
-  /** Resolves once every event emitted so far is in the file (when there is one). */
-  flush(): Promise<void>;
+  /** Waits until every event emitted so far is in the file, then closes it. */
   close(): Promise<void>;
 }
 
@@ -50,7 +49,6 @@ export function createLedger(options: LedgerOptions): Ledger {
         options.errors.error("ledger file write failed", { error: error.message });
       });
     },
-    flush: () => last,
     async close() {
       await last;
       await file?.close();
