@@ -156,6 +156,21 @@ function artifactBatches(
   return batches;
 }
 
+function hasLatestRules(declaration: Declaration): boolean {
+  return [...declaration.artifacts, ...declaration.docs].some((rule) => rule.latest);
+}
+
+/** The declaration with every `latest` turned off; rules left publishing nowhere are dropped. */
+function withoutLatest(declaration: Declaration): Declaration {
+  return {
+    ...declaration,
+    artifacts: declaration.artifacts
+      .filter((artifact) => artifact.versioned)
+      .map((artifact) => ({ ...artifact, latest: false })),
+    docs: declaration.docs.filter((doc) => doc.versioned).map((doc) => ({ ...doc, latest: false })),
+  };
+}
+
 /** A download or storage failure: the processing is `failed` (and retried by the next check). */
 class PublishFailure extends Error {}
 
@@ -206,7 +221,7 @@ export class ReleaseProcessor {
   async check(repository: WatchedRepository, trigger: ProcessingTrigger): Promise<Processing> {
     const release = await this.deps.host.getLatestRelease(repository.owner, repository.name);
     if (!release) throw NoRelease(`No release found for ${repository.fullName}`);
-    return this.process(repository, release, trigger);
+    return this.process(repository, release, trigger, true);
   }
 
   /** Processes the release of `tag` unless it was already processed (webhook). */
@@ -215,7 +230,7 @@ export class ReleaseProcessor {
     tag: string,
     trigger: ProcessingTrigger,
   ): Promise<Processing> {
-    return this.process(repository, await this.releaseOfTag(repository, tag), trigger);
+    return this.process(repository, await this.releaseOfTag(repository, tag), trigger, false);
   }
 
   /** Deletes the record of the release (the latest, or `tag`) and processes it again. */
@@ -226,7 +241,7 @@ export class ReleaseProcessor {
         : await this.releaseOfTag(repository, tag);
     if (!release) throw NoRelease(`No release found for ${repository.fullName}`);
     await this.deps.history.remove(repository.id, release.tag);
-    return this.process(repository, release, "reprocess");
+    return this.process(repository, release, "reprocess", tag === undefined);
   }
 
   /** Every release of the repository, without processing anything. */
@@ -264,6 +279,8 @@ export class ReleaseProcessor {
     repository: WatchedRepository,
     release: CodeHostRelease,
     trigger: ProcessingTrigger,
+    /** True when `release` is known to be the latest; otherwise the code host is asked. */
+    knownLatest: boolean,
   ): Promise<Processing> {
     const { history, clock, logger } = this.deps;
     const now = clock.now();
@@ -289,7 +306,7 @@ export class ReleaseProcessor {
     const result = emptyResult(repository.fullName, release.tag);
     let status: HistoryStatus;
     try {
-      status = await this.publish(repository, release, result);
+      status = await this.publish(repository, release, knownLatest, result);
     } catch (error) {
       // Anything unforeseen still ends in a record, so the claim is never left hanging.
       logger.error("release processing crashed", { ...log, reason: messageOf(error) });
@@ -338,16 +355,25 @@ export class ReleaseProcessor {
   private async publish(
     repository: WatchedRepository,
     release: CodeHostRelease,
+    knownLatest: boolean,
     result: ReleaseResult,
   ): Promise<HistoryStatus> {
-    const declaration = await this.readDeclaration(repository, release.tag, result);
-    if (!declaration) return "failed";
+    const declared = await this.readDeclaration(repository, release.tag, result);
+    if (!declared) return "failed";
+    const isLatest = knownLatest || (await this.isLatestRelease(repository, release, result));
+    if (isLatest === null) return "failed";
+    // `latest/` follows the code host's latest release: an older tag (a backport, a reprocess)
+    // or a prerelease is published to its version folder only.
+    const declaration = isLatest ? declared : withoutLatest(declared);
+    if (!isLatest && hasLatestRules(declared)) {
+      result.skipped.push(`latest/: ${release.tag} is not the repository's latest release`);
+    }
     const target = this.targetFor(repository, release, declaration, result);
     if (!target) return "failed";
 
-    const declared = new Set(declaration.artifacts.map((artifact) => artifact.source));
+    const named = new Set(declared.artifacts.map((artifact) => artifact.source));
     for (const asset of release.assets) {
-      if (!declared.has(asset.name)) {
+      if (!named.has(asset.name)) {
         result.skipped.push(`${asset.name}: not declared in ${DECLARATION_FILE}`);
       }
     }
@@ -386,6 +412,21 @@ export class ReleaseProcessor {
     const keep = versionsKept(declaration.publish);
     if (keep !== null) await this.prune(repository, target, keep, result);
     return result.errors.length > 0 ? "partial" : "success";
+  }
+
+  /** Whether `release` is the code host's latest release; null (reported) when it cannot tell. */
+  private async isLatestRelease(
+    repository: WatchedRepository,
+    release: CodeHostRelease,
+    result: ReleaseResult,
+  ): Promise<boolean | null> {
+    try {
+      const latest = await this.deps.host.getLatestRelease(repository.owner, repository.name);
+      return latest?.tag === release.tag;
+    } catch (error) {
+      result.errors.push(`could not ask the code host for the latest release: ${messageOf(error)}`);
+      return null;
+    }
   }
 
   private async readDeclaration(

@@ -243,7 +243,10 @@ describe("processing a release", () => {
     const old = await processor.reprocess(repository, "v1.0.0");
     expect(old.outcome === "published" && old.record.trigger).toBe("reprocess");
     expect(await read("again/1.0.0/a.bin")).toBe("first");
-    expect(await read("again/latest/a.bin")).toBe("first");
+    // latest/ stays with the newest release.
+    expect(await read("again/latest/a.bin")).toBe("second");
+    expect(old.result.skipped).toEqual(["latest/: v1.0.0 is not the repository's latest release"]);
+    expect(old.result.processed[0]?.latest_url).toBeNull();
     const { history } = await h.history.list({ limit: 10, repositoryId: repository.id });
     expect(history.map((record) => [record.tag, record.trigger])).toEqual([
       ["v1.0.0", "reprocess"],
@@ -252,6 +255,45 @@ describe("processing a release", () => {
     await expect(processor.reprocess(repository, "v9.9.9")).rejects.toMatchObject({
       code: "release_not_found",
     });
+  });
+
+  it("publishes an older tag or a prerelease to its version folder only, leaving latest/ alone", async () => {
+    const declaration =
+      "storage: {bucket: public}\nartifacts: [{source: a.bin, destination: a.bin}]\ndocs: [{source: NOTES.md, destination: NOTES.md, versioned: false}]\n";
+    const repository = await h.addRepository("acme/backport");
+    for (const [tag, prerelease, day] of [
+      // The code host's latest is the newest non-prerelease by creation date: v2.0.0.
+      ["v2.0.0", false, 2],
+      ["v1.9.1", false, 1],
+      ["v3.0.0-rc1", true, 3],
+    ] as const) {
+      h.releases.addRelease("acme/backport", {
+        tag,
+        prerelease,
+        createdAt: new Date(Date.UTC(2026, 3, day)).toISOString(),
+        assets: [{ name: "a.bin", content: tag }],
+        files: { ".delivery.yml": declaration, "NOTES.md": `notes ${tag}` },
+      });
+    }
+    await processor.checkTag(repository, "v2.0.0", "webhook");
+    const backport = await processor.checkTag(repository, "v1.9.1", "webhook");
+    const rc = await processor.checkTag(repository, "v3.0.0-rc1", "webhook");
+    expect(await h.keys(h.local, "public", "backport/")).toEqual([
+      "backport/1.9.1/a.bin",
+      "backport/2.0.0/a.bin",
+      "backport/3.0.0-rc1/a.bin",
+      "backport/latest/NOTES.md",
+      "backport/latest/a.bin",
+    ]);
+    expect(await read("backport/latest/a.bin")).toBe("v2.0.0");
+    expect(await read("backport/latest/NOTES.md")).toBe("notes v2.0.0");
+    for (const processing of [backport, rc]) {
+      expect(processing.result.errors).toEqual([]);
+      expect(processing.result.documentation).toEqual([]);
+      expect(processing.result.skipped).toEqual([
+        `latest/: ${processing.result.tag} is not the repository's latest release`,
+      ]);
+    }
   });
 
   it("marks a release partial when a declared asset or doc is missing, and does not retry it", async () => {
