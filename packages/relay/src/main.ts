@@ -37,12 +37,14 @@ import { createQueueService } from "./queue/queue-service.js";
 import { createQueueTicker } from "./queue/queue-ticker.js";
 import { createQueueWorker } from "./queue/queue-worker.js";
 import { createSpoolStore, SPOOL_DIR_NAME } from "./queue/spool-store.js";
+import { createConfiguredSubmissionServer } from "./smtp/configured-submission-server.js";
+import { SMTP_TARGET, type SubmissionServer } from "./smtp/submission-server.js";
 import { createClientRepository } from "./state/client-repository.js";
 import { createQueueRepository } from "./state/queue-repository.js";
 import { createQuotaRepository } from "./state/quota-repository.js";
 import { openStateDatabase } from "./state/state-database.js";
 import { createDomainQuota } from "./submission/domain-quota.js";
-import { createMessageDispatch } from "./submission/message-dispatch.js";
+import { createMessageDispatch, createPersistedDispatch } from "./submission/message-dispatch.js";
 import { createSubmissionService } from "./submission/submission-service.js";
 import { VERSION } from "./version.js";
 
@@ -64,6 +66,8 @@ export interface Relay {
   readonly dns: DnsResolver;
   /** The client credential check, shared with SMTP AUTH. */
   readonly authenticator: ClientAuthenticator;
+  /** The SMTP submission port; undefined when `smtp_listen` is absent. */
+  readonly smtp: SubmissionServer | undefined;
   /** Listens on `listen` of the configuration; resolves with the bound `host:port`. */
   listen(): Promise<string>;
   /** Stops accepting, lets in-flight requests finish (bounded), closes ledger and database. */
@@ -122,17 +126,38 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
     intervalSecs: current.tick_interval_secs,
     logger: queueLog,
   });
+  const signer = createDkimSigner({ now: () => new Date(clock.now()) });
+  const quota = createDomainQuota(createQuotaRepository(db), clock);
+  const enqueue = createQueueIntake({ queue: queueRepository, spool, clock, logger: queueLog });
   const submission = createSubmissionService({
     config,
     clock,
     ledger,
-    signer: createDkimSigner({ now: () => new Date(clock.now()) }),
-    quota: createDomainQuota(createQuotaRepository(db), clock),
+    signer,
+    quota,
     dispatch: createMessageDispatch({
       asyncMode: env.asyncMode,
       deliverNow: outbound.deliver,
-      enqueue: createQueueIntake({ queue: queueRepository, spool, clock, logger: queueLog }),
+      enqueue,
     }),
+  });
+  // The SMTP port: the same pipeline, but a message is always in the queue before its 250;
+  // in synchronous mode its delivery then starts at once (decisions, "SMTP submission").
+  const smtp = await createConfiguredSubmissionServer(current, env.configPath, {
+    authenticator,
+    submission: createSubmissionService({
+      config,
+      clock,
+      ledger,
+      signer,
+      quota,
+      dispatch: createPersistedDispatch({
+        enqueue,
+        ...(!env.asyncMode && { afterPersist: () => queueWorker.tickSoon() }),
+      }),
+    }),
+    ledger,
+    logger: logging.forTarget(SMTP_TARGET),
   });
   const app = await buildApp({
     env,
@@ -158,10 +183,12 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
     ledger,
     dns,
     authenticator,
+    smtp,
     async listen() {
       const { host, port } = parseListenAddress(config.current().listen);
       await app.listen({ host, port });
       ticker.start();
+      await smtp?.listen();
       const address = app.server.address();
       const bound = typeof address === "object" && address ? address.port : port;
       log.info("relay listening", {
@@ -175,6 +202,8 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
       closed ??= (async () => {
         // The queue takes no new entry from now on; attempts in hand finish (bounded below).
         const queueStopped = Promise.all([ticker.stop(), queueWorker.stop()]);
+        // SMTP transactions in hand finish within the same grace (bounded by the port itself).
+        const smtpClosed = smtp?.close();
         const finished = await withinDeadline(app.close(), SHUTDOWN_GRACE_MS);
         if (!finished) {
           log.warn("in-flight requests did not finish in time; closing their connections");
@@ -185,6 +214,7 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
             "queue deliveries still in flight at shutdown; they are retried after the restart",
           );
         }
+        await smtpClosed;
         await ledger.close();
         db.close();
         logging.flush();

@@ -1,0 +1,31 @@
+import type { Readable } from "node:stream";
+
+/** What DATA brought: the message, or only its size when it went over the cap. */
+export type CollectedMessage =
+  | { readonly oversize: false; readonly raw: Buffer }
+  | { readonly oversize: true; readonly bytes: number };
+
+/**
+ * Reads a DATA stream into one buffer of at most `maxBytes`. Past the cap it stops keeping
+ * chunks and reads the rest to its end without holding it, so the client can be answered
+ * (552) once its message is over instead of in the middle of it.
+ */
+export function collectMessage(stream: Readable, maxBytes: number): Promise<CollectedMessage> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    stream.on("data", (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes <= maxBytes) chunks.push(chunk);
+      else chunks.length = 0;
+    });
+    stream.on("error", reject);
+    stream.on("end", () =>
+      resolve(
+        bytes > maxBytes
+          ? { oversize: true, bytes }
+          : { oversize: false, raw: Buffer.concat(chunks, bytes) },
+      ),
+    );
+  });
+}
