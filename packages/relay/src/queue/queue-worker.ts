@@ -169,15 +169,16 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
 
   /** Puts a row that hit a local failure back in the queue, due now, attempts unchanged. */
   function release(row: QueueRow, error: unknown): void {
+    const message = error instanceof Error ? error.message : String(error);
     logger.error("queue entry could not be processed; it stays queued", {
       pk: row.pk,
       message_id: row.message_id,
-      error: error instanceof Error ? error.message : String(error),
+      error: message,
     });
     try {
       queue.reschedule(row.pk, {
         attempts: row.attempts,
-        lastError: row.last_error ?? "",
+        lastError: `local error: ${message}`,
         nextAttemptAt: nowSecs(),
         now: nowSecs(),
       });

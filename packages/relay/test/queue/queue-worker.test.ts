@@ -1,4 +1,4 @@
-import { unlink } from "node:fs/promises";
+import { mkdir, readFile, rmdir, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SPOOL_FILE_MISSING } from "../../src/queue/queue-worker.js";
@@ -208,6 +208,33 @@ describe("queue worker: transitions", () => {
     expect(await kit.worker.tick()).toMatchObject({ tentados: 1, falhos: 1 });
     expect(rowsOf(kit)[0]).toMatchObject({ estado: "failed", last_error: SPOOL_FILE_MISSING });
     expect(mx.messages).toHaveLength(0);
+  });
+
+  it("a local failure leaves the entry queued for the next tick and answers ok: false", async () => {
+    const mx = await sink();
+    const kit = await kitFor(mx);
+    await kit.enqueue(signedMessage(["b@rcpt.test"]));
+    const [file] = await kit.spool.list();
+    const path = join(kit.spool.dir, file!);
+    const body = await readFile(path);
+    // Unreadable as a file whoever runs the test: a directory in its place.
+    await unlink(path);
+    await mkdir(path);
+    expect(await kit.worker.tick()).toEqual({
+      ok: false,
+      ocupado: false,
+      tentados: 1,
+      entregues: 0,
+      falhos: 0,
+      reagendados: 0,
+    });
+    expect(rowsOf(kit)[0]).toMatchObject({ estado: "queued", attempts: 0 });
+    expect(rowsOf(kit)[0]?.last_error).toMatch(/^local error: .*EISDIR/);
+    expect(kit.logs.lines.some((line) => JSON.stringify(line).includes("stays queued"))).toBe(true);
+    await rmdir(path);
+    await writeFile(path, body);
+    expect(await kit.worker.tick()).toMatchObject({ ok: true, entregues: 1 });
+    expect(mx.messages).toHaveLength(1);
   });
 
   it("delivers whatever the configuration now says about the sender domain (it was authorised when queued)", async () => {
