@@ -155,6 +155,23 @@ describe("webhook management on the code host", () => {
     expect(response.statusCode).toBe(502);
   });
 
+  it("documents these endpoints, the receiver and the notifications in /openapi.json", async () => {
+    const doc = (await t.app.inject({ method: "GET", url: "/openapi.json" })).json();
+    const security = (path: string, method: string) => doc.paths[path]?.[method]?.security;
+    expect(security("/webhook/codehost", "post")).toEqual([]);
+    for (const [path, method] of [
+      ["/monitor/webhooks/{owner}/{repo}", "post"],
+      ["/monitor/webhooks/{owner}/{repo}", "get"],
+      ["/monitor/webhooks/{owner}/{repo}/{webhook_id}", "delete"],
+      ["/monitor/notifications/cleanup", "post"],
+      ["/monitor/notifications/{id}", "delete"],
+      ["/monitor/telegram/test", "post"],
+    ] as const) {
+      expect(security(path, method)).toEqual([{ apiKey: [] }]);
+    }
+    expect(security("/monitor/notifications", "get")).toHaveLength(3);
+  });
+
   it("is reserved to the API key", async () => {
     const anonymous = await t.app.inject({ method: "GET", url: "/monitor/webhooks/acme/widget" });
     expect(anonymous.statusCode).toBe(401);
