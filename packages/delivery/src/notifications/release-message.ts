@@ -21,8 +21,8 @@ const TYPES: Record<ReleaseOutcome["status"], NotificationType> = {
   failed: "release_failed",
 };
 
-function files(count: number): string {
-  return count === 1 ? "1 file" : `${count} files`;
+function counted(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
 
 function errorList(errors: readonly string[]): string {
@@ -36,8 +36,8 @@ function errorList(errors: readonly string[]): string {
 export function releaseMessage(outcome: ReleaseOutcome): { type: NotificationType; text: string } {
   const { repository, tag, trigger } = outcome;
   const head = {
-    success: `Release ${tag} of ${repository} published (${files(outcome.files_count)})`,
-    partial: `Release ${tag} of ${repository} partially published (${files(outcome.files_count)}, ${outcome.errors.length} errors)`,
+    success: `Release ${tag} of ${repository} published (${counted(outcome.files_count, "file")})`,
+    partial: `Release ${tag} of ${repository} partially published (${counted(outcome.files_count, "file")}, ${counted(outcome.errors.length, "error")})`,
     failed: `Release ${tag} of ${repository} failed to publish`,
   }[outcome.status];
   return {

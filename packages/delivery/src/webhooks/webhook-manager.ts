@@ -1,4 +1,5 @@
 import { defineError } from "@rd/common";
+import { RepositoryNotFound } from "../repositories/repo-service.js";
 import { repositoryName } from "../repositories/repository-name.js";
 
 /** The path the code host delivers to (see the receiver route). */
@@ -24,11 +25,6 @@ export const WebhookRejected = defineError(
   "The code host refused the webhook",
 );
 export const WebhookNotFound = defineError("webhook_not_found", 404, "Webhook not found");
-export const CodeHostRepositoryNotFound = defineError(
-  "repository_not_found",
-  404,
-  "Repository not found on the code host",
-);
 
 /** A webhook as the code host reports it. */
 export interface CodeHostHook {
@@ -99,5 +95,5 @@ export class WebhookManager {
 }
 
 function notOnCodeHost(owner: string, name: string) {
-  return CodeHostRepositoryNotFound(`Repository ${owner}/${name} not found on the code host`);
+  return RepositoryNotFound(`Repository ${owner}/${name} not found on the code host`);
 }

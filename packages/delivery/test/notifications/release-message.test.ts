@@ -20,7 +20,7 @@ describe("release notification message", () => {
     [
       "partial",
       "release_partial",
-      "Release v1.2.0 of acme/widget partially published (3 files, 1 errors), by webhook.\n- doc README.md: not found",
+      "Release v1.2.0 of acme/widget partially published (3 files, 1 error), by webhook.\n- doc README.md: not found",
     ],
     [
       "failed",
