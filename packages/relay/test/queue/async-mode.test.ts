@@ -242,6 +242,13 @@ describe("GET /queue", () => {
     }
   });
 
+  it("is documented in the OpenAPI document with POST /queue/tick", async () => {
+    const response = await setup.relay.app.inject({ method: "GET", url: "/openapi.json" });
+    const paths = (response.json() as { paths: Record<string, Record<string, unknown>> }).paths;
+    expect(Object.keys(paths["/queue"] ?? {})).toContain("get");
+    expect(Object.keys(paths["/queue/tick"] ?? {})).toContain("post");
+  });
+
   it("is an admin endpoint, like POST /queue/tick", async () => {
     for (const [method, url] of [
       ["GET", "/queue"],

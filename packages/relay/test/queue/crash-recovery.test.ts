@@ -2,7 +2,7 @@ import { generateKeyPairSync } from "node:crypto";
 import { readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { makeTempDir } from "@rd/common/test-kit";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type SmtpSink, startSmtpSink } from "../fixtures/smtp-sink.js";
 import { buildRelay, freePort, RelayProcess, runRelay } from "./relay-process.js";
 
@@ -35,7 +35,6 @@ afterEach(async () => {
   await Promise.all(sinks.splice(0).map((sink) => sink.close()));
   await dir.remove();
 });
-afterAll(() => undefined);
 
 async function sink(options: Parameters<typeof startSmtpSink>[0]): Promise<SmtpSink> {
   const started = await startSmtpSink(options);
