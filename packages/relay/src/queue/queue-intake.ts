@@ -10,7 +10,8 @@ export const QUEUED_DETAIL = "enfileirado";
 
 /**
  * Persists a signed message for the asynchronous queue: its body in the spool (one file per
- * recipient, durable first), then one `queued` row per recipient, due now, in one transaction.
+ * recipient, durable first), then one `queued` row per recipient, due now, in one transaction
+ * that is on disk before the sender is answered.
  * A failure at either step leaves neither files nor rows and answers 503: the sender knows
  * nothing was accepted and may retry.
  */
@@ -46,7 +47,7 @@ export function createQueueIntake(deps: {
     }
     const now = Math.floor(deps.clock.now() / 1000);
     try {
-      queue.insert(
+      queue.insertDurably(
         message.recipients.map((rcpt, index) => ({
           message_id: message.messageId,
           client_id: message.clientId ?? null,

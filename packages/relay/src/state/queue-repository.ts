@@ -53,6 +53,12 @@ export interface QueueRepository {
 
   // --- The asynchronous queue (src/queue/) ---
 
+  /**
+   * `insert` for mail accepted into the queue: the commit reaches the disk before this returns
+   * (`synchronous = FULL` for this transaction), so a 202 survives a power loss, not only a crash.
+   */
+  insertDurably(entries: readonly NewQueueEntry[], now: number): number[];
+
   /** `pk`s of the due rows (`queued`, `next_attempt_at <= now`), oldest first. */
   duePks(now: number): number[];
   /** Takes a due row for an attempt (`queued → sending`); undefined when it is not `queued`. */
@@ -206,6 +212,18 @@ export function createQueueRepository(db: Database): QueueRepository {
     pendingSpoolFiles: () => selectPending.all(),
     recover: (change) => recoverAll(change),
     insert: (entries, now) => insertMany(entries, now),
+    insertDurably(entries, now) {
+      // NOTE: in WAL mode `synchronous = NORMAL` (the database's setting) syncs the WAL only at
+      // checkpoints; FULL syncs it at this commit. A connection setting, restored right after:
+      // better-sqlite3 is synchronous, so no other statement runs in between.
+      const previous = db.pragma("synchronous", { simple: true }) as number;
+      db.pragma("synchronous = FULL");
+      try {
+        return insertMany(entries, now);
+      } finally {
+        db.pragma(`synchronous = ${Number(previous)}`);
+      }
+    },
     get: (pk) => selectRow.get(pk),
     markSending(pk, now) {
       setSending.run({ pk, now });

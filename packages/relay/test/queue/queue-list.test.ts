@@ -94,3 +94,16 @@ describe("queue query (GET /queue)", () => {
     expect(service().list({ limite: 10_000 })).toHaveLength(QUEUE_LIST_MAX_LIMIT);
   });
 });
+
+describe("queue rows of accepted mail", () => {
+  it("are committed durably, and the connection keeps its own synchronous setting", () => {
+    const before = kit.db.pragma("synchronous", { simple: true });
+    const [pk] = kit.queue.insertDurably([row("d@r.test")], 10);
+    expect(kit.queue.get(pk!)).toMatchObject({
+      rcpt: "d@r.test",
+      estado: "queued",
+      created_at: 10,
+    });
+    expect(kit.db.pragma("synchronous", { simple: true })).toBe(before);
+  });
+});
