@@ -1,0 +1,72 @@
+import { createLogging } from "@rd/common";
+import { LogCapture, makeTempDir } from "@rd/common/test-kit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.js";
+import { startService } from "../../src/main.js";
+import { type GithubStub, startGithubStub } from "../fixtures/github-stub.js";
+import { createTestDatabase, type TestDatabase } from "../helpers/test-database.js";
+
+// The scheduler as `delivery serve` runs it: started by main.ts after listening, reported by
+// the status, stopped at shutdown, and off when SCHEDULER_INTERVAL_MINUTES=0.
+
+const messages = (logs: LogCapture) =>
+  logs.lines.map((line) => (line.fields as { message?: string }).message);
+
+describe("the scheduler in the running service", () => {
+  let stub: GithubStub;
+  let testDatabase: TestDatabase;
+  let files: { path: string; remove(): Promise<void> };
+
+  const start = async (interval: string | undefined) => {
+    const logs = new LogCapture();
+    const config = loadConfig({
+      HOST: "127.0.0.1",
+      PORT: "0",
+      DATABASE_URL: testDatabase.url,
+      CODEHOST_API_URL: stub.url,
+      LOCAL_STORAGE_DIR: files.path,
+      JWT_SECRET: "scheduler-service-test-secret-0123456789",
+      ...(interval === undefined ? {} : { SCHEDULER_INTERVAL_MINUTES: interval }),
+    });
+    const service = await startService(config, {
+      logging: createLogging({ destination: logs, filter: "info" }),
+    });
+    const status = async () => {
+      const body = (await (await fetch(`${service.address}/monitor/status`)).json()) as {
+        scheduler: unknown;
+      };
+      return body.scheduler;
+    };
+    return { service, logs, status };
+  };
+
+  beforeAll(async () => {
+    stub = await startGithubStub();
+    testDatabase = await createTestDatabase("sqlite");
+    files = await makeTempDir("rd-scheduler-service-");
+  });
+  afterAll(async () => {
+    await testDatabase.drop();
+    await stub.close();
+    await files.remove();
+  });
+
+  it("runs by default every 10 minutes, with a first round at start, until the service stops", async () => {
+    const { service, logs, status } = await start(undefined);
+    expect(await status()).toEqual({ running: true, interval_minutes: 10 });
+    for (let i = 0; i < 100 && !messages(logs).includes("scheduler round finished"); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(messages(logs)).toContain("scheduler round finished");
+    await service.stop();
+    expect(messages(logs)).toContain("scheduler stopped");
+  });
+
+  it("stays off with SCHEDULER_INTERVAL_MINUTES=0", async () => {
+    const { service, logs, status } = await start("0");
+    expect(await status()).toEqual({ running: false, interval_minutes: 0 });
+    await service.stop();
+    expect(messages(logs)).toContain("scheduler off (SCHEDULER_INTERVAL_MINUTES=0)");
+    expect(messages(logs)).not.toContain("scheduler round started");
+  });
+});
