@@ -28,6 +28,8 @@ export interface CodeHostPolicy {
   readonly maxRateLimitWaitSeconds: number;
   /** Upper bound of one request (headers and body) when the caller gives no signal of its own. */
   readonly requestTimeoutMs: number;
+  /** A streamed download (asset, repository file) is cut when no byte arrives for this long. */
+  readonly downloadIdleTimeoutMs: number;
 }
 
 export const DEFAULT_CODEHOST_POLICY: CodeHostPolicy = {
@@ -35,6 +37,7 @@ export const DEFAULT_CODEHOST_POLICY: CodeHostPolicy = {
   retryBaseDelayMs: 1_000,
   maxRateLimitWaitSeconds: 60,
   requestTimeoutMs: 30_000,
+  downloadIdleTimeoutMs: 60_000,
 };
 
 export interface GithubClientOptions {
@@ -91,9 +94,6 @@ export interface CodeHostDownload {
   readonly body: Readable;
   readonly size: number | null;
 }
-
-/** A streamed download stops when no byte arrives for this long (asset and file bodies). */
-export const DOWNLOAD_IDLE_TIMEOUT_MS = 60_000;
 
 interface ReleaseData {
   id: number;
@@ -195,9 +195,11 @@ function toHook(data: HookData): CodeHostHook {
 export class GithubClient implements CodeHostHooks {
   protected readonly octokit: Octokit;
   protected readonly logger: Logger;
+  private readonly downloadIdleTimeoutMs: number;
 
   constructor(options: GithubClientOptions) {
     const policy = { ...DEFAULT_CODEHOST_POLICY, ...options.policy };
+    this.downloadIdleTimeoutMs = policy.downloadIdleTimeoutMs;
     const logger = options.logger;
     this.logger = logger;
     this.octokit = new RetryingOctokit({
@@ -318,7 +320,7 @@ export class GithubClient implements CodeHostHooks {
       const body = response.data as unknown as WebReadableStream<Uint8Array> | null;
       if (!body) throw CodeHostUnavailable(`The code host sent no content for ${path}`);
       return {
-        body: streamWithIdleTimeout(body, controller, DOWNLOAD_IDLE_TIMEOUT_MS),
+        body: streamWithIdleTimeout(body, controller, this.downloadIdleTimeoutMs),
         size: lengthOf(response.headers["content-length"]),
       };
     } catch (error) {
@@ -374,7 +376,7 @@ export class GithubClient implements CodeHostHooks {
     }
     if (!body) throw CodeHostUnavailable("The code host sent an empty download");
     return {
-      body: streamWithIdleTimeout(body, controller, DOWNLOAD_IDLE_TIMEOUT_MS),
+      body: streamWithIdleTimeout(body, controller, this.downloadIdleTimeoutMs),
       size: lengthOf(length),
     };
   }

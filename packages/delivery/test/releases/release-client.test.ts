@@ -21,7 +21,7 @@ describe("the code host client's release questions", () => {
       baseUrl: stub.url,
       token: "test-token",
       logger: logging.forTarget("delivery::codehost"),
-      policy: { retries: 0, retryBaseDelayMs: 1 },
+      policy: { retries: 0, retryBaseDelayMs: 1, downloadIdleTimeoutMs: 300 },
     });
   });
   afterAll(() => stub.close());
@@ -125,6 +125,18 @@ describe("the code host client's release questions", () => {
     await expect(
       client.downloadAsset("acme", "broken", release.assets[0]?.id ?? 0),
     ).rejects.toMatchObject({ code: "codehost_unavailable" });
+  });
+
+  it("cuts a download that stops sending, instead of waiting forever", async () => {
+    const release = releases.addRelease("acme/stalled", {
+      tag: "v1.0.0",
+      assets: [{ name: "a.bin", content: "x".repeat(10_000) }],
+    });
+    releases.state.stallNextDownloadAfter = 1000;
+    const download = await client.downloadAsset("acme", "stalled", release.assets[0]?.id ?? 0);
+    const started = Date.now();
+    await expect(buffer(download.body)).rejects.toMatchObject({ code: "codehost_unavailable" });
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it("streams a large generated asset intact", async () => {

@@ -35,6 +35,8 @@ export interface ReleaseStubState {
   failSignedDownloads: number;
   /** Cut the next signed download after this many bytes (consumed once). */
   cutNextDownloadAfter: number | null;
+  /** Send this many bytes of the next signed download, then nothing more (consumed once). */
+  stallNextDownloadAfter: number | null;
   /** Signed URLs handed out, in order (each is different). */
   signedUrls: string[];
 }
@@ -96,6 +98,7 @@ export function createReleaseStub(): ReleaseStub {
     releases: new Map(),
     failSignedDownloads: 0,
     cutNextDownloadAfter: null,
+    stallNextDownloadAfter: null,
     signedUrls: [],
   };
   const releasesOf = (owner: string, repo: string) =>
@@ -198,6 +201,15 @@ export function createReleaseStub(): ReleaseStub {
       if (state.failSignedDownloads > 0) {
         state.failSignedDownloads -= 1;
         return reply.code(500).send({ message: "signed storage failed" });
+      }
+      const stall = state.stallNextDownloadAfter;
+      state.stallNextDownloadAfter = null;
+      if (stall !== null) {
+        // A server that goes silent mid-body: the stream never ends on its own.
+        const silent = new Readable({ read() {} });
+        silent.push(Buffer.alloc(stall, 1));
+        request.raw.once("close", () => silent.destroy());
+        return reply.header("content-type", "application/octet-stream").send(silent);
       }
       const cut = state.cutNextDownloadAfter;
       state.cutNextDownloadAfter = null;
