@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_CLIENTS } from "../../src/smtp/submission-server.js";
+import { type Credential, plainToken, type RawSmtp, rfc5322, SmtpRelay } from "./smtp-harness.js";
+
+const UNLIMITED = { per_hour: 0, per_day: 0 };
+
+describe("SMTP submission timeout", () => {
+  let relay: SmtpRelay;
+
+  beforeAll(async () => {
+    // smtp_timeout_secs bounds each wait for the client; 1 s keeps the test short.
+    relay = await SmtpRelay.start({ config: { smtp_timeout_secs: 1 } });
+  });
+  afterAll(() => relay.close());
+
+  it("closes the connection of a client that stays silent", async () => {
+    const raw = await relay.raw();
+    expect(await raw.reply()).toMatch(/^220 /);
+    const started = Date.now();
+    expect(await raw.reply(5000)).toMatch(/^421 /);
+    await raw.whenClosed();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    expect(Date.now() - started).toBeLessThan(4000);
+  });
+});
+
+describe("SMTP submission connection cap", () => {
+  let relay: SmtpRelay;
+
+  beforeAll(async () => {
+    relay = await SmtpRelay.start();
+  });
+  afterAll(() => relay.close());
+
+  it(`serves at most ${MAX_CLIENTS} connections at once`, async () => {
+    const open: RawSmtp[] = [];
+    try {
+      const all = await Promise.all(Array.from({ length: MAX_CLIENTS }, () => relay.raw()));
+      open.push(...all);
+      for (const reply of await Promise.all(all.map((raw) => raw.reply()))) {
+        expect(reply).toMatch(/^220 /);
+      }
+      const extra = await relay.raw();
+      open.push(extra);
+      expect(await extra.reply()).toMatch(/^421 .*Too many connected clients/);
+      await extra.whenClosed();
+
+      // A place freed is a place taken.
+      open.shift()?.close();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const next = await relay.raw();
+      open.push(next);
+      expect(await next.reply()).toMatch(/^220 /);
+    } finally {
+      for (const raw of open) raw.close();
+    }
+  });
+});
+
+describe("SMTP submission at shutdown", () => {
+  let relay: SmtpRelay;
+  let shop: Credential;
+
+  beforeAll(async () => {
+    relay = await SmtpRelay.start({
+      sinks: { "dest.test": { tls: "none" } },
+      env: { RELAY_REDIS: "" },
+      config: { tick_interval_secs: 0 },
+    });
+    await relay.send.addDomain("shop.test", { limits: UNLIMITED });
+    shop = await relay.addClient(["shop.test"]);
+  });
+  afterAll(() => relay.close());
+
+  it("finishes the transaction in hand, dismisses idle sessions, then stops", async () => {
+    const idle = await relay.raw();
+    await idle.reply();
+    await idle.command("EHLO idle.test");
+
+    const busy = await relay.raw();
+    await busy.reply();
+    await busy.command("EHLO busy.test");
+    expect(await busy.command(`AUTH PLAIN ${plainToken(shop)}`)).toMatch(/^235 /);
+    expect(await busy.command("MAIL FROM:<a@shop.test>")).toMatch(/^250 /);
+    expect(await busy.command("RCPT TO:<x@dest.test>")).toMatch(/^250 /);
+    expect(await busy.command("DATA")).toMatch(/^354 /);
+    const message = rfc5322({ From: "a@shop.test", To: "x@dest.test", Subject: "last one" });
+    busy.socket.write(message.slice(0, 20));
+
+    const closing = relay.send.relay.relay.close();
+    expect(await idle.reply()).toMatch(/^421 4\.3\.2 /);
+    await idle.whenClosed();
+
+    busy.socket.write(`${message.slice(20)}.\r\n`);
+    expect(await busy.reply()).toMatch(/^250 2\.0\.0 Ok: queued as </);
+    await closing;
+    await busy.whenClosed();
+
+    // The message accepted during shutdown was stored: it is there after the restart.
+    await relay.send.relay.restart();
+    const queue = await relay.send.relay.admin("GET", "/queue?rcpt=x@dest.test");
+    expect(queue.json()).toMatchObject({ queue: [{ estado: "queued" }] });
+  });
+});

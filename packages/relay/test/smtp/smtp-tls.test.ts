@@ -1,0 +1,73 @@
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { connect as connectTls, type PeerCertificate } from "node:tls";
+import { makeTempDir } from "@rd/common/test-kit";
+import selfsigned from "selfsigned";
+import { afterAll, describe, expect, it } from "vitest";
+import { ConfigError } from "../../src/config/config-error.js";
+import { TestRelay } from "../helpers/relay-harness.js";
+import { SmtpRelay } from "./smtp-harness.js";
+
+/** The certificate the port presents after STARTTLS. */
+async function certificateAfterStartTls(relay: SmtpRelay): Promise<PeerCertificate> {
+  const raw = await relay.raw();
+  await raw.reply();
+  await raw.command("EHLO client.test");
+  expect(await raw.command("STARTTLS")).toMatch(/^220 /);
+  return new Promise((resolve, reject) => {
+    const secure = connectTls({ socket: raw.socket, rejectUnauthorized: false }, () => {
+      resolve(secure.getPeerCertificate());
+      secure.destroy();
+    });
+    secure.once("error", reject);
+  });
+}
+
+describe("SMTP submission certificate", () => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterAll(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+  });
+
+  it("makes a fresh self-signed certificate for helo_hostname when none is configured", async () => {
+    const relay = await SmtpRelay.start({ config: { helo_hostname: "mx.relay.test" } });
+    cleanups.push(() => relay.close());
+    const certificate = await certificateAfterStartTls(relay);
+    expect(certificate.subject.CN).toBe("mx.relay.test");
+    expect(certificate.subjectaltname).toBe("DNS:mx.relay.test");
+  });
+
+  it("presents the configured smtp_tls_cert and smtp_tls_key (paths relative to the config file)", async () => {
+    const pems = selfsigned.generate([{ name: "commonName", value: "configured.relay.test" }], {
+      keySize: 2048,
+      days: 2,
+      algorithm: "sha256",
+    });
+    const relay = await SmtpRelay.start();
+    cleanups.push(() => relay.close());
+    // The files beside this relay's configuration, then a second relay on the same directory.
+    await writeFile(join(relay.send.relay.dir, "smtp.crt"), pems.cert);
+    await writeFile(join(relay.send.relay.dir, "smtp.key"), pems.private, { mode: 0o600 });
+    await relay.send.relay.relay.config.update((file) => {
+      file.smtp_tls_cert = "smtp.crt";
+      file.smtp_tls_key = "smtp.key";
+    });
+    await relay.send.relay.restart();
+    await relay.send.relay.relay.listen();
+    const certificate = await certificateAfterStartTls(relay);
+    expect(certificate.subject.CN).toBe("configured.relay.test");
+  });
+
+  it("refuses to boot with a certificate and no key", async () => {
+    const temp = await makeTempDir("relay-smtp-tls-");
+    cleanups.push(temp.remove);
+    const certPath = join(temp.path, "only.crt");
+    await writeFile(certPath, "not used");
+    const started = TestRelay.start({
+      config: { smtp_listen: "127.0.0.1:0", smtp_tls_cert: certPath },
+      env: { RELAY_DB: join(temp.path, "state") },
+    });
+    await expect(started).rejects.toBeInstanceOf(ConfigError);
+    await expect(started).rejects.toThrow(/smtp_tls_key/);
+  });
+});
