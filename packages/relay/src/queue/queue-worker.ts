@@ -90,19 +90,25 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
     });
   }
 
+  /** The entry's message; undefined when its spool file is gone (other failures throw). */
+  async function readBody(row: QueueRow): Promise<Buffer | undefined> {
+    if (row.spool_file === null) return undefined;
+    try {
+      return await spool.read(row.spool_file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw error;
+    }
+  }
+
   async function deliver(row: QueueRow, report: TickReport): Promise<void> {
     const config = deps.config();
     const attempts = row.attempts + 1;
     const base = { message_id: row.message_id, rcpt: row.rcpt };
     report.tentados += 1;
 
-    let raw: Buffer;
-    try {
-      if (row.spool_file === null)
-        throw Object.assign(new Error("no spool file"), { code: "ENOENT" });
-      raw = await spool.read(row.spool_file);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    const raw = await readBody(row);
+    if (raw === undefined) {
       queue.markFailed(row.pk, {
         attempts: row.attempts,
         lastError: SPOOL_FILE_MISSING,
