@@ -19,13 +19,19 @@ export function collectMessage(stream: Readable, maxBytes: number): Promise<Coll
       if (bytes <= maxBytes) chunks.push(chunk);
       else chunks.length = 0;
     });
+    let ended = false;
     stream.on("error", reject);
-    stream.on("end", () =>
+    // A client that leaves mid-message: smtp-server destroys the stream, which never ends.
+    stream.on("close", () => {
+      if (!ended) reject(new Error("the client left before the end of the message"));
+    });
+    stream.on("end", () => {
+      ended = true;
       resolve(
         bytes > maxBytes
           ? { oversize: true, bytes }
           : { oversize: false, raw: Buffer.concat(chunks, bytes) },
-      ),
-    );
+      );
+    });
   });
 }

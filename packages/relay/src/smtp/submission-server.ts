@@ -132,7 +132,10 @@ export function createSubmissionServer(deps: SubmissionServerDeps): SubmissionSe
   async function receive(stream: SMTPServerDataStream, session: SMTPServerSession) {
     const client = clientOf(session);
     const mailFrom = session.envelope.mailFrom;
-    const collected = await collectMessage(stream, settings.maxSize);
+    const collected = await collectMessage(stream, settings.maxSize).catch((error: Error) => {
+      logger.info("message not received in full", { session: session.id, error: error.message });
+      throw smtpError(Replies.localFailure);
+    });
     if (!client || !mailFrom) throw smtpError(Replies.localFailure);
     if (collected.oversize) {
       const text = `Message size exceeds the limit of ${settings.maxSize} bytes`;
