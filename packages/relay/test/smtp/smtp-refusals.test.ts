@@ -137,4 +137,22 @@ describe("SMTP submission: refusals", () => {
     expect(await raw.command("RCPT TO:<x@dest.test>")).toMatch(/^250 /);
     raw.close();
   });
+
+  it("stores nothing when the client leaves in the middle of DATA", async () => {
+    const received = () => relay.send.ledger().filter((event) => event.event === "received");
+    const before = received().length;
+    const raw = await relay.raw();
+    await raw.reply();
+    await raw.command("EHLO client.test");
+    expect(await raw.command(`AUTH PLAIN ${plainToken(shop)}`)).toMatch(/^235 /);
+    expect(await raw.command("MAIL FROM:<a@shop.test>")).toMatch(/^250 /);
+    expect(await raw.command("RCPT TO:<x@dest.test>")).toMatch(/^250 /);
+    expect(await raw.command("DATA")).toMatch(/^354 /);
+    raw.socket.write("From: a@shop.test\r\nSubject: cut\r\n\r\nhal");
+    raw.close();
+    await expect
+      .poll(() => relay.send.relay.logs.forTarget("relay::smtp").map((line) => line.fields))
+      .toContainEqual(expect.objectContaining({ message: "message not received in full" }));
+    expect(received()).toHaveLength(before);
+  });
 });
