@@ -16,6 +16,12 @@ export interface ZipFileEntry {
   open(): Promise<Readable>;
 }
 
+/**
+ * Bytes an archive may expand to (sum of the written entries' sizes). A zip bomb otherwise
+ * fills the storage; 20 GiB is far above any release archive we expect.
+ */
+export const MAX_EXPANDED_BYTES = 20 * 1024 ** 3;
+
 export interface ZipWalk {
   /** Files handed to the visitor. */
   readonly files: number;
@@ -33,12 +39,13 @@ export async function walkZipStream(
   source: Readable,
   tempDir: string,
   visit: (entry: ZipFileEntry) => Promise<void>,
+  maxExpandedBytes = MAX_EXPANDED_BYTES,
 ): Promise<ZipWalk> {
   await mkdir(tempDir, { recursive: true });
   const path = join(tempDir, `${randomUUID()}.zip`);
   try {
     await pipeline(source, createWriteStream(path, { flags: "wx" }));
-    return await walkZipFile(path, visit);
+    return await walkZipFile(path, visit, maxExpandedBytes);
   } finally {
     await rm(path, { force: true });
   }
@@ -48,6 +55,7 @@ export async function walkZipStream(
 export async function walkZipFile(
   path: string,
   visit: (entry: ZipFileEntry) => Promise<void>,
+  maxExpandedBytes = MAX_EXPANDED_BYTES,
 ): Promise<ZipWalk> {
   // NOTE: with decodeStrings on, yauzl fails the WHOLE archive on one unsafe name; decoding
   // names ourselves lets us refuse just that entry. strictFileNames keeps backslashes as they
@@ -61,6 +69,7 @@ export async function walkZipFile(
   });
   const refused: string[] = [];
   let files = 0;
+  let expanded = 0;
   try {
     for (;;) {
       const entry = await nextEntry(zip);
@@ -77,6 +86,13 @@ export async function walkZipFile(
         refused.push(`zip entry ${JSON.stringify(name)} refused: ${problem}`);
         continue;
       }
+      if (expanded + entry.uncompressedSize > maxExpandedBytes) {
+        refused.push(
+          `zip entry ${JSON.stringify(name)} refused: the archive expands beyond ${maxExpandedBytes} bytes`,
+        );
+        continue;
+      }
+      expanded += entry.uncompressedSize;
       files += 1;
       await visit({
         path: name,

@@ -65,6 +65,28 @@ describe("zip entries", () => {
     ]);
   });
 
+  it("refuses the entries that would expand the archive beyond its limit", async () => {
+    const zip = await buildZip([
+      ["a.txt", "a".repeat(600)],
+      ["b.txt", "b".repeat(600)],
+      ["c.txt", "c".repeat(300)],
+    ]);
+    const seen: string[] = [];
+    const walked = await walkZipStream(
+      Readable.from([zip]),
+      join(temp.path, "spool"),
+      async (entry) => {
+        seen.push(entry.path);
+        (await entry.open()).resume();
+      },
+      1000,
+    );
+    expect(seen).toEqual(["a.txt", "c.txt"]);
+    expect(walked.refused).toEqual([
+      'zip entry "b.txt" refused: the archive expands beyond 1000 bytes',
+    ]);
+  });
+
   it("removes its temp file, also when the archive is not a zip", async () => {
     await expect(walk(Buffer.from("this is not a zip archive at all"))).rejects.toThrow();
     expect(await readdir(join(temp.path, "spool"))).toEqual([]);
