@@ -64,7 +64,11 @@ describe("SMTP submission: authentication", () => {
     });
     expect(disable.statusCode).toBe(200);
     const attempts: Credential[] = [
-      { user: client.user, pass: `${client.pass.slice(0, -1)}0` },
+      // The secret with its last character changed.
+      {
+        user: client.user,
+        pass: `${client.pass.slice(0, -1)}${client.pass.endsWith("0") ? "1" : "0"}`,
+      },
       { user: "cli_0123456789abcdef", pass: client.pass },
       other,
     ];
