@@ -28,60 +28,14 @@ import type {
 } from "./history-repository.js";
 import { pruneVersions, versionsKept } from "./pruning.js";
 import { type PublishedFile, type PublishTarget, publishFile, publishZip } from "./publisher.js";
+import {
+  type DryRunListing,
+  emptyResult,
+  type Processing,
+  type ReleaseResult,
+} from "./release-result.js";
 
-/** The "Release processing result" of the specification (check, reprocess, webhook). */
-export interface ReleaseResult {
-  repository: string;
-  tag: string;
-  processed: Array<{
-    file: string;
-    size: number;
-    versioned_url: string | null;
-    latest_url: string | null;
-  }>;
-  artifacts: Array<{
-    file: string;
-    destination: string;
-    type: "binary" | "zip";
-    size: number;
-    latest_url: string | null;
-  }>;
-  documentation: Array<{
-    type: string;
-    file: string;
-    destination: string;
-    latest_url: string | null;
-  }>;
-  skipped: string[];
-  errors: string[];
-}
-
-/** What a check did with a release. */
-export type Processing =
-  | {
-      readonly outcome: "published";
-      readonly record: HistoryRecord;
-      readonly result: ReleaseResult;
-    }
-  | {
-      readonly outcome: "already_processed" | "in_progress";
-      readonly result: ReleaseResult;
-    };
-
-/** The "Dry-run listing" of the specification. */
-export interface DryRunListing {
-  repository: string;
-  total_releases: number;
-  releases: Array<{
-    tag: string;
-    name: string;
-    created_at: string;
-    prerelease: boolean;
-    draft: boolean;
-    assets_count: number;
-    assets: Array<{ name: string; size: number; download_url: string }>;
-  }>;
-}
+export type { DryRunListing, Processing, ReleaseResult } from "./release-result.js";
 
 export const NoRelease = defineError("no_release", 404, "The repository has no release");
 export const ReleaseNotFound = defineError("release_not_found", 404, "Release not found");
@@ -102,8 +56,8 @@ export interface ProcessingPolicy {
 }
 
 export const DEFAULT_PROCESSING_POLICY: ProcessingPolicy = {
-  // A 1 GiB asset publishes in well under a minute on a sane link; 30 minutes of silence
-  // means the claiming instance died. Documented in the README (Publishing).
+  // A 1 GiB asset publishes in well under a minute on a sane link: a claim still unfinished
+  // after 30 minutes means the claiming instance died. Documented in the README (Publishing).
   staleClaimMs: 30 * 60 * 1000,
   // A fresh signed URL is asked for on every attempt.
   retryDelaysMs: [1_000, 5_000],
@@ -173,18 +127,6 @@ function withoutLatest(declaration: Declaration): Declaration {
 
 /** A download or storage failure: the processing is `failed` (and retried by the next check). */
 class PublishFailure extends Error {}
-
-function emptyResult(repository: string, tag: string): ReleaseResult {
-  return {
-    repository,
-    tag,
-    processed: [],
-    artifacts: [],
-    documentation: [],
-    skipped: [],
-    errors: [],
-  };
-}
 
 /** The UTF-8 text of a stream, or null (and the stream destroyed) past `limit` bytes. */
 async function readAtMost(stream: Readable, limit: number): Promise<string | null> {

@@ -2,12 +2,8 @@ import { defineError, isAppError, type Logger } from "@rd/common";
 import type { Clock } from "../clock.js";
 import type { RepoRepository, WatchedRepository } from "../repositories/repo-repository.js";
 import type { HistoryRecord, HistoryRepository, ProcessingTrigger } from "./history-repository.js";
-import type {
-  DryRunListing,
-  Processing,
-  ReleaseProcessor,
-  ReleaseResult,
-} from "./release-processor.js";
+import type { ReleaseProcessor } from "./release-processor.js";
+import type { DryRunListing, Processing, ReleaseResult } from "./release-result.js";
 
 export const RepositoryNotRegistered = defineError(
   "repository_not_registered",

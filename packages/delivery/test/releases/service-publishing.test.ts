@@ -5,7 +5,7 @@ import { LogCapture, makeTempDir } from "@rd/common/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { type RunningService, startService } from "../../src/main.js";
-import type { ReleaseResult } from "../../src/releases/release-processor.js";
+import type { ReleaseResult } from "../../src/releases/release-result.js";
 import { type GithubStub, startGithubStub } from "../fixtures/github-stub.js";
 import { type S3Server, startS3Server } from "../storage/s3-server.js";
 import { createReleaseStub, type ReleaseStub } from "./release-stub.js";
