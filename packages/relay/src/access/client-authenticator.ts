@@ -55,6 +55,19 @@ export function createClientAuthenticator(clients: ClientRepository): ClientAuth
     keysOf.get(entry.clientId)?.delete(key);
   };
 
+  const fullCheck = async (clientId: string, secret: string, key: string) => {
+    const client = CLIENT_ID_PATTERN.test(clientId) ? clients.find(clientId) : undefined;
+    const matches = await bcrypt.compare(secret, client?.secret_hash ?? (await dummyHash));
+    if (!client || !matches || !client.active) return undefined;
+    remember(key, client);
+    return client;
+  };
+
+  // Checks of one credential under way, shared: a burst of requests with a credential not yet
+  // cached costs one bcrypt comparison, not one each (a remembered entry is re-checked against
+  // the client's row on use, so one finishing after a rotation or a disabling admits nothing).
+  const underWay = new Map<string, Promise<ClientRecord | undefined>>();
+
   return {
     async verify(clientId, secret) {
       const key = fingerprint(clientId, secret);
@@ -65,11 +78,12 @@ export function createClientAuthenticator(clients: ClientRepository): ClientAuth
         // Fall through to the full check so a failure costs the same whatever the cache held.
         drop(key);
       }
-      const client = CLIENT_ID_PATTERN.test(clientId) ? clients.find(clientId) : undefined;
-      const matches = await bcrypt.compare(secret, client?.secret_hash ?? (await dummyHash));
-      if (!client || !matches || !client.active) return undefined;
-      remember(key, client);
-      return client;
+      let check = underWay.get(key);
+      if (!check) {
+        check = fullCheck(clientId, secret, key).finally(() => underWay.delete(key));
+        underWay.set(key, check);
+      }
+      return check;
     },
     forget(clientId) {
       for (const key of keysOf.get(clientId) ?? []) cache.delete(key);

@@ -1,7 +1,8 @@
 import { performance } from "node:perf_hooks";
 import { createLogging } from "@rd/common";
+import bcrypt from "bcrypt";
 import Fastify, { type FastifyInstance } from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createApiThrottle } from "../../src/access/api-throttle.js";
 import { systemClock } from "../../src/clock.js";
 import { createErrorHandler } from "../../src/http/error-handler.js";
@@ -167,6 +168,26 @@ describe("client authentication", () => {
     }
     const perCallMs = (performance.now() - again) / 20;
     expect(perCallMs).toBeLessThan(firstMs / 5);
+  });
+
+  it("shares one bcrypt comparison among simultaneous checks of a credential not yet cached", async () => {
+    const { client_id, secret } = await newClient();
+    const compare = vi.spyOn(bcrypt, "compare");
+    try {
+      const results = await Promise.all(
+        Array.from({ length: 50 }, () => relay.relay.authenticator.verify(client_id, secret)),
+      );
+      expect(results.every((client) => client?.client_id === client_id)).toBe(true);
+      expect(compare).toHaveBeenCalledTimes(1);
+      compare.mockClear();
+      const refused = await Promise.all(
+        Array.from({ length: 10 }, () => relay.relay.authenticator.verify(client_id, "wrong")),
+      );
+      expect(refused).toEqual(Array(10).fill(undefined));
+      expect(compare).toHaveBeenCalledTimes(1);
+    } finally {
+      compare.mockRestore();
+    }
   });
 
   it("offers the same check to SMTP AUTH as verify(id, secret)", async () => {
