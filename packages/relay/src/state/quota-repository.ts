@@ -21,6 +21,8 @@ export interface QuotaRepository {
     recipients: number,
     windows: readonly QuotaWindow[],
   ): QuotaWindow[] | undefined;
+  /** Takes back `recipients` counted by `consume` in these windows (never below 0). */
+  refund(domain: string, recipients: number, windows: readonly QuotaWindow[]): void;
   /** Recipients counted in a window (0 when none). */
   used(domain: string, period: QuotaWindow["period"], start: number): number;
 }
@@ -35,6 +37,10 @@ export function createQuotaRepository(db: Database): QuotaRepository {
   );
   const prune = db.prepare<[string, string, number]>(
     "DELETE FROM quota_usage WHERE domain = ? AND period = ? AND window_start < ?",
+  );
+  const subtract = db.prepare<[number, string, string, number]>(
+    `UPDATE quota_usage SET recipients = MAX(recipients - ?, 0)
+     WHERE domain = ? AND period = ? AND window_start = ?`,
   );
   const used = (domain: string, period: string, start: number) =>
     select.get(domain, period, start)?.recipients ?? 0;
@@ -54,8 +60,15 @@ export function createQuotaRepository(db: Database): QuotaRepository {
     },
   );
 
+  const refund = db.transaction(
+    (domain: string, recipients: number, windows: readonly QuotaWindow[]) => {
+      for (const window of windows) subtract.run(recipients, domain, window.period, window.start);
+    },
+  );
+
   return {
     consume: (domain, recipients, windows) => consume.immediate(domain, recipients, windows),
+    refund: (domain, recipients, windows) => refund.immediate(domain, recipients, windows),
     used,
   };
 }

@@ -37,6 +37,15 @@ describe("domain quota", () => {
     expect(repository.used("a.test", "per_hour", hourStart())).toBe(5);
   });
 
+  it("takes back what a charge counted when its refund is called", () => {
+    const { quota, repository } = open();
+    quota.consume("a.test", 3, limits);
+    const refund = quota.consume("a.test", 17, limits);
+    refund();
+    expect(repository.used("a.test", "per_hour", hourStart())).toBe(3);
+    expect(() => quota.consume("a.test", 17, limits)).not.toThrow();
+  });
+
   it("admits a request that exactly fills the hour and refuses the next recipient", () => {
     const { quota } = open();
     quota.consume("a.test", 20, limits);

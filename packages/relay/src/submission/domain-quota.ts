@@ -13,9 +13,10 @@ const WINDOW_SECS = { per_hour: 3600, per_day: 86_400 } as const;
 export interface DomainQuota {
   /**
    * Counts `recipients` for `domain`, or throws `quota_exceeded` (429, details `limit` and
-   * `resets_at`, the end of the full window) and counts nothing.
+   * `resets_at`, the end of the full window) and counts nothing. Returns the refund to call
+   * when the message is not accepted after all (signing or queueing failed).
    */
-  consume(domain: string, recipients: number, limits: Limits): void;
+  consume(domain: string, recipients: number, limits: Limits): () => void;
 }
 
 export function createDomainQuota(repository: QuotaRepository, clock: Clock): DomainQuota {
@@ -28,7 +29,7 @@ export function createDomainQuota(repository: QuotaRepository, clock: Clock): Do
         limit: limits[period],
       }));
       const full = repository.consume(domain, recipients, windows);
-      if (!full) return;
+      if (!full) return () => repository.refund(domain, recipients, windows);
       // When both are full, the day is what the client must wait for.
       const blocking = full.at(-1) as QuotaWindow;
       const resetsAt = new Date((blocking.start + WINDOW_SECS[blocking.period]) * 1000);

@@ -118,28 +118,35 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
         body_bytes: built.bodyBytes,
       });
       const limits = domainConfig.limits ?? deps.config.current().default_domain_limits;
-      deps.quota.consume(envelope.domain, envelope.recipients.length, limits);
-      const { selector } = domainConfig;
-      const signed = await deps.signer.sign(built.message, {
-        domain: envelope.domain,
-        selector,
-        keyPath: domainConfig.key_path,
-      });
-      deps.ledger.emit({
-        event: "signed",
-        message_id: messageId,
-        domain: envelope.domain,
-        selector,
-      });
-      const results = await deps.dispatch.send({
-        messageId,
-        clientId: client?.client_id,
-        envelopeFrom: envelope.from,
-        domain: envelope.domain,
-        recipients: envelope.recipients,
-        message: signed,
-      });
-      return { messageId, mode: deps.dispatch.mode, results };
+      const refund = deps.quota.consume(envelope.domain, envelope.recipients.length, limits);
+      // Recipients count once accepted: a message that cannot be signed or queued gives its
+      // share back, so a refused request never uses up the quota.
+      try {
+        const { selector } = domainConfig;
+        const signed = await deps.signer.sign(built.message, {
+          domain: envelope.domain,
+          selector,
+          keyPath: domainConfig.key_path,
+        });
+        deps.ledger.emit({
+          event: "signed",
+          message_id: messageId,
+          domain: envelope.domain,
+          selector,
+        });
+        const results = await deps.dispatch.send({
+          messageId,
+          clientId: client?.client_id,
+          envelopeFrom: envelope.from,
+          domain: envelope.domain,
+          recipients: envelope.recipients,
+          message: signed,
+        });
+        return { messageId, mode: deps.dispatch.mode, results };
+      } catch (error) {
+        refund();
+        throw error;
+      }
     } catch (error) {
       if (typeof error === "object" && error !== null) refusedMessageIds.set(error, messageId);
       throw error;

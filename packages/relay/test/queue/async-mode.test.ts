@@ -166,6 +166,27 @@ describe("asynchronous mode", () => {
     expect(await spoolFiles(relay)).toEqual([]);
   });
 
+  it("gives a refused message's recipients back to the domain quota", async () => {
+    const { relay } = setup;
+    await relay.addDomain("tight.test", { limits: { per_hour: 1, per_day: 1 } });
+    const client = await relay.addClient(["tight.test"]);
+    const send = (raw: string) =>
+      relay.post(
+        "/send-raw",
+        { from: "a@tight.test", to: ["x@dest.test"], raw },
+        { authorization: client.authorization },
+      );
+    const oversized = `From: a@tight.test\r\nSubject: big\r\n\r\n`.padEnd(5.5 * 1024 * 1024, "b");
+    expect((await send(oversized)).statusCode).toBe(413);
+    const accepted = await send("From: a@tight.test\r\nSubject: small\r\n\r\nhello\r\n");
+    expect(accepted.statusCode, accepted.body).toBe(202);
+    const full = await send("From: a@tight.test\r\nSubject: one too many\r\n\r\nhello\r\n");
+    expect(full.statusCode).toBe(429);
+    // Both windows are full; the day is what the client must wait for.
+    expect(full.json()).toMatchObject({ error: "quota_exceeded", limit: "per_day" });
+    expect(await tick(relay)).toMatchObject({ tentados: 1, entregues: 1 });
+  });
+
   it("keeps delivering mail queued before its client and its domain were deleted", async () => {
     const { relay } = setup;
     const client = await relay.addClient(["shop.test"]);
