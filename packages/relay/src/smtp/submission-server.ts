@@ -9,6 +9,7 @@ import {
 import type { ClientAuthenticator } from "../access/client-authenticator.js";
 import { CLIENT_ID_PATTERN } from "../clients/client-secret.js";
 import { parseListenAddress } from "../config/listen-address.js";
+import { Errors } from "../http/errors.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { NO_MESSAGE_ID } from "../ledger/ledger-events.js";
 import type { ClientRecord } from "../state/client-repository.js";
@@ -138,12 +139,10 @@ export function createSubmissionServer(deps: SubmissionServerDeps): SubmissionSe
     });
     if (!client || !mailFrom) throw smtpError(Replies.localFailure);
     if (collected.oversize) {
-      const text = `Message size exceeds the limit of ${settings.maxSize} bytes`;
-      throw refuse(
-        { code: 552, enhanced: "5.3.4", text, reason: "payload_too_large" },
-        NO_MESSAGE_ID,
-        session,
+      const tooLarge = Errors.payloadTooLarge(
+        `Message size exceeds the limit of ${settings.maxSize} bytes`,
       );
+      throw refuse(refusalFor(tooLarge), NO_MESSAGE_ID, session);
     }
     try {
       const outcome = await submission.submitRaw(client, {
@@ -185,7 +184,6 @@ export function createSubmissionServer(deps: SubmissionServerDeps): SubmissionSe
     socketTimeout: settings.timeoutSecs * 1000,
     closeTimeout: CLOSE_GRACE_MS,
     disableReverseLookup: true,
-    disabledCommands: [],
     logger: false,
 
     onAuth(auth, session, callback) {
