@@ -1,4 +1,7 @@
+import { rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SPOOL_DIR_NAME } from "../../src/queue/spool-store.js";
 import { type Credential, plainToken, rfc5322, SmtpRelay } from "./smtp-harness.js";
 
 const UNLIMITED = { per_hour: 0, per_day: 0 };
@@ -154,5 +157,25 @@ describe("SMTP submission: refusals", () => {
       .poll(() => relay.send.relay.logs.forTarget("relay::smtp").map((line) => line.fields))
       .toContainEqual(expect.objectContaining({ message: "message not received in full" }));
     expect(received()).toHaveLength(before);
+  });
+
+  it("answers 451 4.3.0 when the message cannot be persisted, and stores nothing", async () => {
+    const spool = join(relay.send.relay.env.dbDir, SPOOL_DIR_NAME);
+    // Permission bits do not stop root; a regular file where the directory should be does.
+    await rm(spool, { recursive: true, force: true });
+    await writeFile(spool, "not a directory");
+    try {
+      const reply = await refusal(
+        submit("a@shop.test", ["lost@dest.test"], message("a@shop.test")),
+      );
+      expect(reply).toBe("451 4.3.0 Local error: the message was not accepted, retry later");
+      expect(relay.rejections().at(-1)).toMatchObject({ reason: "unavailable", smtp_code: 451 });
+      const queue = await relay.send.relay.admin("GET", "/queue?rcpt=lost@dest.test");
+      expect(queue.json()).toEqual({ queue: [] });
+    } finally {
+      await rm(spool, { force: true });
+    }
+    // Storage back: the same message is accepted.
+    expect(await submit("a@shop.test", ["x@dest.test"], message("a@shop.test"))).toMatch(/^250 /);
   });
 });
