@@ -351,9 +351,30 @@ export class ReleaseProcessor {
       return "failed";
     }
 
+    if (isLatest && hasLatestRules(declaration) && result.errors.length === 0) {
+      await this.removeStaleLatest(target, result);
+    }
     const keep = versionsKept(declaration.publish);
     if (keep !== null) await this.prune(repository, target, keep, result);
     return result.errors.length > 0 ? "partial" : "success";
+  }
+
+  /**
+   * After a complete publish of the latest release, `latest/` holds exactly what it declared:
+   * files an earlier release put there (a dropped asset, a page gone from a zip) are removed.
+   */
+  private async removeStaleLatest(target: PublishTarget, result: ReleaseResult): Promise<void> {
+    const { deliveryUrl, folderName } = target.placement;
+    const written = new Set(result.processed.map((file) => file.latest_url));
+    try {
+      const stale: string[] = [];
+      for await (const object of target.store.list(target.bucket, `${folderName}/latest/`)) {
+        if (!written.has(objectUrl(deliveryUrl, object.key))) stale.push(object.key);
+      }
+      if (stale.length > 0) await target.store.delete(target.bucket, stale);
+    } catch (error) {
+      result.errors.push(`removing stale files from latest/ failed: ${messageOf(error)}`);
+    }
   }
 
   /** Whether `release` is the code host's latest release; null (reported) when it cannot tell. */

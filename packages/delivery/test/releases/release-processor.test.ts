@@ -296,6 +296,48 @@ describe("processing a release", () => {
     }
   });
 
+  it("leaves in latest/ only what the latest release published", async () => {
+    const repository = await h.addRepository("acme/moving");
+    const zipV1 = await buildZip([
+      ["index.html", "v1"],
+      ["old-page.html", "gone in v2"],
+    ]);
+    const zipV2 = await buildZip([["index.html", "v2"]]);
+    for (const [tag, day, declaration, assets] of [
+      [
+        "v1.0.0",
+        1,
+        "artifacts: [{source: site.zip, destination: site, type: zip}, {source: old.bin, destination: old.bin}]",
+        [
+          { name: "site.zip", content: zipV1 },
+          { name: "old.bin", content: "old" },
+        ],
+      ],
+      [
+        "v2.0.0",
+        2,
+        "artifacts: [{source: site.zip, destination: site, type: zip}]",
+        [{ name: "site.zip", content: zipV2 }],
+      ],
+    ] as const) {
+      h.releases.addRelease("acme/moving", {
+        tag,
+        createdAt: new Date(Date.UTC(2026, 4, day)).toISOString(),
+        assets: [...assets],
+        files: { ".delivery.yml": `storage: {bucket: public}\n${declaration}\n` },
+      });
+      await processor.checkTag(repository, tag, "webhook");
+    }
+    expect(await h.keys(h.local, "public", "moving/")).toEqual([
+      "moving/1.0.0/old.bin",
+      "moving/1.0.0/site/index.html",
+      "moving/1.0.0/site/old-page.html",
+      "moving/2.0.0/site/index.html",
+      "moving/latest/site/index.html",
+    ]);
+    expect(await read("moving/latest/site/index.html")).toBe("v2");
+  });
+
   it("marks a release partial when a declared asset or doc is missing, and does not retry it", async () => {
     const repository = await repoWith(
       "acme/partial",
