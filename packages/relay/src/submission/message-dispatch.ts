@@ -1,25 +1,10 @@
-import { Errors } from "../http/errors.js";
+import type { DeliveryResult, OutboundMessage } from "../delivery/outbound.js";
 
 /** A message accepted, built and signed: what delivery or the queue takes. */
-export interface SignedMessage {
-  /** Angle-bracketed; the correlation key of every ledger event. */
-  readonly messageId: string;
-  /** The sending client; undefined for `/send` on an open instance. */
-  readonly clientId: string | undefined;
-  readonly envelopeFrom: string;
-  /** Sender domain (its `require_tls` applies). */
-  readonly domain: string;
-  readonly recipients: readonly string[];
-  /** The signed RFC 5322 message, CRLF line endings. */
-  readonly message: Buffer;
-}
+export type SignedMessage = OutboundMessage;
 
 /** One recipient's result in the response: `ok` is authoritative. */
-export interface RecipientResult {
-  readonly to: string;
-  readonly ok: boolean;
-  readonly detail: string;
-}
+export type RecipientResult = DeliveryResult;
 
 /** Where signed messages go: delivered within the request, or queued for the ticker. */
 export interface MessageDispatch {
@@ -37,18 +22,11 @@ export type Enqueue = (message: SignedMessage) => Promise<RecipientResult[]>;
 export function createMessageDispatch(options: {
   asyncMode: boolean;
   deliverNow: DeliverNow;
-  enqueue?: Enqueue;
+  enqueue: Enqueue;
 }): MessageDispatch {
-  if (!options.asyncMode) return { mode: "sync", send: options.deliverNow };
-  const { enqueue } = options;
-  return {
-    mode: "async",
-    send:
-      enqueue ??
-      (async () => {
-        throw Errors.unavailable("asynchronous mode (RELAY_REDIS) has no queue in this build");
-      }),
-  };
+  return options.asyncMode
+    ? { mode: "async", send: options.enqueue }
+    : { mode: "sync", send: options.deliverNow };
 }
 
 /**
