@@ -26,13 +26,35 @@ describe("SMTP submission in synchronous mode", () => {
   beforeAll(async () => {
     // The internal ticker is off: only the port itself can have delivered what arrives.
     relay = await SmtpRelay.start({
-      sinks: { "dest.test": { tls: "none" } },
-      config: { tick_interval_secs: 0 },
+      // stall.test reads the message and never answers: only the 2 s step timeout ends it.
+      sinks: { "dest.test": { tls: "none" }, "stall.test": { tls: "none", stall: "data" } },
+      config: { tick_interval_secs: 0, smtp_timeout_secs: 2 },
     });
     await relay.send.addDomain("shop.test", { limits: UNLIMITED });
     shop = await relay.addClient(["shop.test"]);
   });
   afterAll(() => relay.close());
+
+  it("answers 250 without waiting for the remote server, which it then tries in the background", async () => {
+    const smtp = await relay.client();
+    await smtp.login(shop);
+    const started = Date.now();
+    const messageId = queuedId(
+      await smtp.send(
+        { from: "a@shop.test", to: ["x@stall.test"] },
+        rfc5322({ From: "a@shop.test", To: "x@stall.test", Subject: "slow" }),
+      ),
+    );
+    expect(Date.now() - started).toBeLessThan(1500);
+    smtp.quit();
+    const events = () =>
+      relay.send
+        .ledger()
+        .filter((event) => event.message_id === messageId)
+        .map((event) => event.event);
+    await expect.poll(events, { timeout: 8000 }).toContain("deferred");
+    expect(await queueOf(relay, messageId)).toMatchObject([{ estado: "queued", attempts: 1 }]);
+  });
 
   it("persists the message, answers 250 with its message_id, then delivers it DKIM-signed", async () => {
     const smtp = await relay.client();
