@@ -10,8 +10,6 @@ import { validateConfigFile } from "./config/config-loader.js";
 import { parseEnv, type RelayEnv } from "./config/env.js";
 import { loopbackFor, parseListenAddress } from "./config/listen-address.js";
 import { DEFAULTS } from "./config/schema.js";
-import { checkCommand } from "./dns-check/check-command.js";
-import { serve } from "./main.js";
 
 // A healthcheck that takes longer than this counts as a failure.
 const HEALTHCHECK_TIMEOUT_MS = 5_000;
@@ -21,10 +19,13 @@ const TICK_TIMEOUT_MS = 30 * 60_000;
 
 type Command = (args: string[], env: RelayEnv) => Promise<number>;
 
+// NOTE: `serve` and `check` are loaded on demand: the HTTP client commands (`healthcheck`, run
+// by container probes; `tick`, run each minute) then start without loading the whole server.
 const COMMANDS: Record<string, Command> = {
-  serve: (_args, env) => serve(env),
+  serve: async (_args, env) => (await import("./main.js")).serve(env),
   healthcheck: (_args, env) => healthcheck(env),
-  check: checkCommand,
+  check: async (args, env) =>
+    (await import("./dns-check/check-command.js")).checkCommand(args, env),
   tick: (_args, env) => tick(env),
 };
 
