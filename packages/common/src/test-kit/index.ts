@@ -1,3 +1,5 @@
+export { freePort } from "./free-port.js";
 export { LogCapture } from "./log-capture.js";
+export { cpuMs, peakRssKib, resetPeakRss } from "./process-usage.js";
 export { type ExternalService, MARIADB, REDIS, serviceAvailable } from "./services.js";
 export { makeTempDir } from "./temp-dir.js";

@@ -1,27 +1,15 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { writeFile } from "node:fs/promises";
-import { connect, createServer } from "node:net";
+import { connect } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { makeTempDir } from "@rd/common/test-kit";
+import { freePort, makeTempDir } from "@rd/common/test-kit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 const BIN = join(dirname(fileURLToPath(import.meta.url)), "../../bin/relay.js");
 const TOKEN = "process-test-token";
 const runFile = promisify(execFile);
-
-/** A port free on 127.0.0.1 right now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
 
 /** The compiled binary as an operator runs it, with its stdout lines parsed. */
 class RelayProcess {

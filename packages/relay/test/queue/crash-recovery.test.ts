@@ -1,10 +1,10 @@
 import { generateKeyPairSync } from "node:crypto";
 import { readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { makeTempDir } from "@rd/common/test-kit";
+import { freePort, makeTempDir } from "@rd/common/test-kit";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type SmtpSink, startSmtpSink } from "../fixtures/smtp-sink.js";
-import { buildRelay, freePort, RelayProcess, runRelay } from "./relay-process.js";
+import { buildRelay, RelayProcess, runRelay } from "./relay-process.js";
 
 const TOKEN = "crash-test-admin-token";
 

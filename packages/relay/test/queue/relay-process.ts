@@ -1,5 +1,4 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -17,18 +16,6 @@ export async function buildRelay(): Promise<void> {
     const { stdout, stderr } = error as { stdout?: string; stderr?: string };
     throw new Error(`npx tsc -b packages/relay failed:\n${stdout ?? ""}${stderr ?? ""}`);
   }
-}
-
-/** A port free on 127.0.0.1 right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
 }
 
 /** Runs `relay <args>` to completion; resolves with its exit code and output. */

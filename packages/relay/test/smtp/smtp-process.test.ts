@@ -1,8 +1,8 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { makeTempDir } from "@rd/common/test-kit";
+import { freePort, makeTempDir } from "@rd/common/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildRelay, freePort, RelayProcess } from "../queue/relay-process.js";
+import { buildRelay, RelayProcess } from "../queue/relay-process.js";
 import { plainToken, RawSmtp } from "./smtp-harness.js";
 
 const ADMIN = "process-admin-token-0123456789";
