@@ -16,15 +16,14 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, existsSync } from "node:fs";
-import { readFile, stat, writeFile } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { request } from "node:http";
-import { createServer } from "node:net";
 import { cpus } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { fileURLToPath } from "node:url";
-import { makeTempDir } from "@rd/common/test-kit";
+import { freePort, makeTempDir, peakRssKib, resetPeakRss } from "@rd/common/test-kit";
 import { startGithubStub } from "../test/fixtures/github-stub.js";
 import { createReleaseStub } from "../test/releases/release-stub.js";
 import { startS3Server } from "../test/storage/s3-server.js";
@@ -50,31 +49,6 @@ const PHASES: readonly Phase[] = [
   { label: "1 × 1 GiB", provider: "objectstore", assets: [1024 * MIB] },
   { label: "200 × 64 KiB", provider: "objectstore", assets: SMALL_ASSETS },
 ];
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
-  const address = server.address();
-  await new Promise<void>((done) => server.close(() => done()));
-  if (typeof address !== "object" || !address) throw new Error("no port");
-  return address.port;
-}
-
-/** Peak resident set (KiB) of `pid` since the last reset; null where /proc is unavailable. */
-async function peakRssKib(pid: number): Promise<number | null> {
-  try {
-    const status = await readFile(`/proc/${pid}/status`, "utf8");
-    const match = /^VmHWM:\s+(\d+) kB/m.exec(status);
-    return match ? Number(match[1]) : null;
-  } catch {
-    return null;
-  }
-}
-
-async function resetPeakRss(pid: number): Promise<void> {
-  // NOTE: "5" resets the peak RSS counter (Linux ≥ 4.0); ignored where not permitted.
-  await writeFile(`/proc/${pid}/clear_refs`, "5").catch(() => undefined);
-}
 
 async function waitForHealth(base: string, child: ChildProcess): Promise<void> {
   const deadline = Date.now() + 20_000;
