@@ -352,9 +352,10 @@ describe("failed logins take the same time", () => {
         wrong.push(await timeLogin(alice.email, `wrong password ${i}`));
       }
       // Without the dummy comparison an unknown email answers in well under a millisecond,
-      // against tens of milliseconds for a bcrypt comparison at cost 10.
-      expect(median(unknown) / median(wrong)).toBeGreaterThan(0.6);
-      expect(median(unknown) / median(wrong)).toBeLessThan(1.6);
+      // against tens of milliseconds for a bcrypt comparison at cost 10: a ratio of a hundred
+      // or more. The bounds leave room for a busy machine.
+      expect(median(unknown) / median(wrong)).toBeGreaterThan(1 / 3);
+      expect(median(unknown) / median(wrong)).toBeLessThan(3);
     } finally {
       await t.close();
     }

@@ -124,17 +124,19 @@ for (const dialect of DIALECTS) {
     });
 
     it("does not wait for a slow Bot API: the outcome is stored at once, the send gives up", async () => {
-      stub.delayMs = 2_000;
+      // Bounds are far below the Bot API's delay, so a busy machine cannot blur the claim.
+      const botApiDelayMs = 10_000;
+      stub.delayMs = botApiDelayMs;
       const notifications = service({ timeoutMs: 150 });
       const started = Date.now();
       await notifications.releaseRecorded(outcome("v2.2.0"));
-      expect(Date.now() - started).toBeLessThan(150);
+      expect(Date.now() - started).toBeLessThan(botApiDelayMs / 5);
       expect(await notifications.list(10)).toMatchObject([
         [{ tag: "v2.2.0", delivered: false }],
         1,
       ]);
       await notifications.drain();
-      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(Date.now() - started).toBeLessThan(botApiDelayMs / 2);
       expect((await notifications.list(10))[0]).toMatchObject([{ delivered: false }]);
     });
 

@@ -121,9 +121,9 @@ describe("client authentication", () => {
     const fastest = Math.min(...medians);
     const slowest = Math.max(...medians);
     // Each failure pays one bcrypt comparison (tens of milliseconds at cost 10); a shortcut
-    // for one kind would show as a ratio of ten or more.
+    // for one kind would show as a ratio of ten or more. The bound leaves room for a busy machine.
     expect(fastest).toBeGreaterThan(5);
-    expect(slowest / fastest).toBeLessThan(2);
+    expect(slowest / fastest).toBeLessThan(3);
   });
 
   it("stops admitting a client at its next request once disabled, and again once enabled", async () => {
