@@ -158,6 +158,11 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
     }),
     ledger,
     logger: logging.forTarget(SMTP_TARGET),
+  }).catch(async (error: unknown) => {
+    // An unusable certificate stops the boot: release what was opened so far.
+    await ledger.close();
+    db.close();
+    throw error;
   });
   const app = await buildApp({
     env,
