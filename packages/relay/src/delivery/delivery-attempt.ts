@@ -29,9 +29,6 @@ export interface DeliveryAttemptDeps {
   emit: (event: DeliveryEvent) => void;
 }
 
-/** Host name of a failure that happened before any host was chosen (DNS), in ledger events. */
-export const NO_HOST = "-";
-
 function domainOf(address: string): string {
   return address.slice(address.lastIndexOf("@") + 1);
 }

@@ -1,5 +1,10 @@
-import { type DeliveryAttempt, NO_HOST, type RecipientJob } from "./delivery-attempt.js";
-import type { DeliveryEvent } from "./delivery-events.js";
+import type { DeliveryAttempt, RecipientJob } from "./delivery-attempt.js";
+import {
+  type DeliveryEvent,
+  deferredEvent,
+  deliveredEvent,
+  failedEvent,
+} from "./delivery-events.js";
 import type { GateTimer } from "./send-gate.js";
 
 /** What a finished synchronous delivery reports for one recipient. */
@@ -50,25 +55,22 @@ export function createSyncDelivery(deps: SyncDeliveryDeps): SyncDelivery {
       if (delaySecs > 0) await deps.timer.sleep(delaySecs * 1000);
       const result = await deps.attempt(job, attempt);
       if (result.ok) {
-        const { host, response, tls } = result.receipt;
-        deps.emit({ event: "delivered", ...base, host, attempt, tls, smtp_response: response });
-        return { ok: true, detail: deliveredDetail(host, response), attempts: attempt };
+        const { receipt } = result;
+        deps.emit(deliveredEvent(base, receipt, attempt));
+        return {
+          ok: true,
+          detail: deliveredDetail(receipt.host, receipt.response),
+          attempts: attempt,
+        };
       }
       const { error } = result;
       outcome = { ok: false, detail: error.message, attempts: attempt };
       const nextWait = delays[index + 1];
       if (error.permanent || nextWait === undefined) {
-        deps.emit({ event: "failed", ...base, permanent: error.permanent, error: error.message });
+        deps.emit(failedEvent(base, error));
         break;
       }
-      deps.emit({
-        event: "deferred",
-        ...base,
-        host: error.host ?? NO_HOST,
-        tls: error.tls,
-        error: error.message,
-        next_wait_s: nextWait,
-      });
+      deps.emit(deferredEvent(base, error, nextWait));
       onRetry?.(attempt, error.message);
     }
     return outcome;

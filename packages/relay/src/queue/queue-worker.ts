@@ -2,8 +2,12 @@ import type { Logger } from "@rd/common";
 import type { Clock } from "../clock.js";
 import type { RelayConfig } from "../config/schema.js";
 import type { DeliveryAttempt } from "../delivery/delivery-attempt.js";
-import { NO_HOST } from "../delivery/delivery-attempt.js";
-import type { DeliveryEvent } from "../delivery/delivery-events.js";
+import {
+  type DeliveryEvent,
+  deferredEvent,
+  deliveredEvent,
+  failedEvent,
+} from "../delivery/delivery-events.js";
 import type { QueueRepository, QueueRow } from "../state/queue-repository.js";
 import { afterFailedAttempt } from "./queue-backoff.js";
 import type { SpoolStore } from "./spool-store.js";
@@ -131,16 +135,8 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
     );
 
     if (outcome.ok) {
-      const { host, response, tls } = outcome.receipt;
       queue.markSent(row.pk, { attempts, now: nowSecs() });
-      deps.emit({
-        event: "delivered",
-        ...base,
-        host,
-        attempt: attempts,
-        tls,
-        smtp_response: response,
-      });
+      deps.emit(deliveredEvent(base, outcome.receipt, attempts));
       report.entregues += 1;
       await finish(row);
       return;
@@ -150,7 +146,7 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
     const next = afterFailedAttempt(attempts, error.permanent, config.queue_backoff_secs);
     if (next.action === "fail") {
       queue.markFailed(row.pk, { attempts, lastError: error.message, now: nowSecs() });
-      deps.emit({ event: "failed", ...base, permanent: error.permanent, error: error.message });
+      deps.emit(failedEvent(base, error));
       report.falhos += 1;
       await finish(row);
       return;
@@ -162,14 +158,7 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
       nextAttemptAt: Math.ceil((clock.now() + next.waitSecs * SECOND_MS) / SECOND_MS),
       now: nowSecs(),
     });
-    deps.emit({
-      event: "deferred",
-      ...base,
-      host: error.host ?? NO_HOST,
-      tls: error.tls,
-      error: error.message,
-      next_wait_s: next.waitSecs,
-    });
+    deps.emit(deferredEvent(base, error, next.waitSecs));
     report.reagendados += 1;
   }
 
