@@ -96,6 +96,15 @@ export class SendRelay {
       );
   }
 
+  /** The published DKIM records: name → TXT value (its strings joined). */
+  dkimRecords(): Record<string, string> {
+    return Object.fromEntries(
+      Object.entries(this.zone)
+        .filter(([name]) => name.includes("._domainkey."))
+        .map(([name, records]) => [name, (records.TXT?.[0] ?? []).join("")]),
+    );
+  }
+
   /** DKIM results of a received message, checked by mailauth against the published records. */
   async verifyDkim(raw: Buffer) {
     const { resolve } = createDnsResolver(this.dns.address);
