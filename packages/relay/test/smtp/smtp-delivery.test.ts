@@ -123,13 +123,7 @@ describe("SMTP submission in asynchronous mode", () => {
   let shop: Credential;
 
   beforeAll(async () => {
-    relay = await SmtpRelay.start({
-      sinks: { "dest.test": { tls: "none" } },
-      env: { RELAY_REDIS: "" },
-      config: { tick_interval_secs: 0 },
-    });
-    await relay.send.addDomain("shop.test", { limits: UNLIMITED });
-    shop = await relay.addClient(["shop.test"]);
+    ({ relay, shop } = await SmtpRelay.asyncWithShop());
   });
   afterAll(() => relay.close());
 

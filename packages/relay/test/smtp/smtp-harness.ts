@@ -24,6 +24,20 @@ export class SmtpRelay {
     return new SmtpRelay(send);
   }
 
+  /**
+   * An asynchronous relay (`RELAY_REDIS` set, ticker off) whose mail for `dest.test` reaches a
+   * plaintext sink, with `shop.test` active without quota and a client for it.
+   */
+  static async asyncWithShop(): Promise<{ relay: SmtpRelay; shop: Credential }> {
+    const relay = await SmtpRelay.start({
+      sinks: { "dest.test": { tls: "none" } },
+      env: { RELAY_REDIS: "" },
+      config: { tick_interval_secs: 0 },
+    });
+    await relay.send.addDomain("shop.test", { limits: { per_hour: 0, per_day: 0 } });
+    return { relay, shop: await relay.addClient(["shop.test"]) };
+  }
+
   /** The submission port of the relay running now. */
   get port(): number {
     const address = this.send.relay.relay.smtp?.address();

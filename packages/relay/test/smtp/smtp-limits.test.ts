@@ -2,8 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_CLIENTS } from "../../src/smtp/submission-server.js";
 import { type Credential, plainToken, type RawSmtp, rfc5322, SmtpRelay } from "./smtp-harness.js";
 
-const UNLIMITED = { per_hour: 0, per_day: 0 };
-
 describe("SMTP submission timeout", () => {
   let relay: SmtpRelay;
 
@@ -62,13 +60,7 @@ describe("SMTP submission at shutdown", () => {
   let shop: Credential;
 
   beforeAll(async () => {
-    relay = await SmtpRelay.start({
-      sinks: { "dest.test": { tls: "none" } },
-      env: { RELAY_REDIS: "" },
-      config: { tick_interval_secs: 0 },
-    });
-    await relay.send.addDomain("shop.test", { limits: UNLIMITED });
-    shop = await relay.addClient(["shop.test"]);
+    ({ relay, shop } = await SmtpRelay.asyncWithShop());
   });
   afterAll(() => relay.close());
 
