@@ -5,6 +5,7 @@ import { createSmtpTransport } from "../../src/delivery/smtp-transport.js";
 import { createDnsResolver, type DnsResolver } from "../../src/dns/dns-resolver.js";
 import { type DnsServer, startDnsServer } from "../fixtures/dns-server.js";
 import { type SmtpSink, startSmtpSink } from "../fixtures/smtp-sink.js";
+import { failure } from "./delivery-failure.js";
 
 let dnsServer: DnsServer;
 let dns: DnsResolver;
@@ -39,15 +40,6 @@ beforeAll(async () => {
   dns = createDnsResolver(dnsServer.address, 1000);
 });
 afterAll(() => dnsServer.close());
-
-async function failure(promise: Promise<unknown>): Promise<DeliveryError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(DeliveryError);
-  return error as DeliveryError;
-}
 
 describe("MX resolution", () => {
   it("orders MX hosts by preference, lowest first, with their addresses (IPv4 first)", async () => {

@@ -1,9 +1,9 @@
 import { createServer, type Server } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { DeliveryError } from "../../src/delivery/delivery-error.js";
 import { parseOverrideEntry } from "../../src/delivery/mx-resolver.js";
 import { createSmtpTransport } from "../../src/delivery/smtp-transport.js";
 import { type SmtpSink, type SmtpSinkOptions, startSmtpSink } from "../fixtures/smtp-sink.js";
+import { failure } from "./delivery-failure.js";
 
 const MESSAGE = Buffer.from(
   "From: a@sender.test\r\nTo: b@rcpt.test\r\nSubject: hello\r\n\r\nbody line\r\n.leading dot\r\n",
@@ -38,15 +38,6 @@ async function closedPort(): Promise<string> {
   const address = server.address();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return `127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
-}
-
-async function failure(promise: Promise<unknown>): Promise<DeliveryError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(DeliveryError);
-  return error as DeliveryError;
 }
 
 describe("SMTP transport", () => {

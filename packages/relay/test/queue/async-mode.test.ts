@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { SPOOL_DIR_NAME } from "../../src/queue/spool-store.js";
 import { ManualClock } from "../helpers/relay-harness.js";
 import { SendRelay } from "../send/send-harness.js";
+import { QUEUE_ENTRY_FIELDS } from "./queue-entry-fields.js";
 import { mountTinyTmpfs } from "./tiny-tmpfs.js";
 
 const UNLIMITED = { per_hour: 0, per_day: 0 };
@@ -228,18 +229,7 @@ describe("GET /queue", () => {
       "ab1@dest.test",
       "a_1@dest.test",
     ]);
-    expect(Object.keys(rows[0]!).sort()).toEqual([
-      "attempts",
-      "client_id",
-      "created_at",
-      "envelope_from",
-      "estado",
-      "last_error",
-      "message_id",
-      "next_attempt_at",
-      "pk",
-      "rcpt",
-    ]);
+    expect(Object.keys(rows[0]!).sort()).toEqual(QUEUE_ENTRY_FIELDS);
   });
 
   it("filters by partial recipient (wildcards literal), estado, client_id, and limite", async () => {
