@@ -202,6 +202,24 @@ export class GithubClient implements CodeHostHooks {
     this.downloadIdleTimeoutMs = policy.downloadIdleTimeoutMs;
     const logger = options.logger;
     this.logger = logger;
+    // Both rate limits: wait once when the code host asks for a short enough pause, else give up.
+    const onLimit =
+      (message: string) =>
+      (
+        retryAfter: number,
+        request: { method: string; url: string },
+        _octokit: unknown,
+        retryCount: number,
+      ) => {
+        const wait = retryCount === 0 && retryAfter <= policy.maxRateLimitWaitSeconds;
+        logger.warn(message, {
+          method: request.method,
+          url: request.url,
+          retry_after_seconds: retryAfter,
+          waiting: wait,
+        });
+        return wait;
+      };
     this.octokit = new RetryingOctokit({
       baseUrl: options.baseUrl,
       ...(options.token ? { auth: options.token } : {}),
@@ -221,26 +239,8 @@ export class GithubClient implements CodeHostHooks {
       },
       retry: { retries: policy.retries, retryAfterBaseValue: policy.retryBaseDelayMs },
       throttle: {
-        onRateLimit: (retryAfter, request, _octokit, retryCount) => {
-          const wait = retryCount === 0 && retryAfter <= policy.maxRateLimitWaitSeconds;
-          logger.warn("code host rate limit exhausted", {
-            method: request.method,
-            url: request.url,
-            retry_after_seconds: retryAfter,
-            waiting: wait,
-          });
-          return wait;
-        },
-        onSecondaryRateLimit: (retryAfter, request, _octokit, retryCount) => {
-          const wait = retryCount === 0 && retryAfter <= policy.maxRateLimitWaitSeconds;
-          logger.warn("code host secondary rate limit hit", {
-            method: request.method,
-            url: request.url,
-            retry_after_seconds: retryAfter,
-            waiting: wait,
-          });
-          return wait;
-        },
+        onRateLimit: onLimit("code host rate limit exhausted"),
+        onSecondaryRateLimit: onLimit("code host secondary rate limit hit"),
       },
     });
   }
