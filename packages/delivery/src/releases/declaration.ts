@@ -41,7 +41,8 @@ const DeclarationSchema = Type.Object(
       {
         provider: Type.Optional(Type.Union([Type.Literal("objectstore"), Type.Literal("local")])),
         bucket: Type.String({ minLength: 1 }),
-        folder_name: Type.Optional(Type.String({ minLength: 1 })),
+        // Stored as the owned storage location (varchar(255), see location-repository.ts).
+        folder_name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
         delivery_url: Type.Optional(Type.String({ pattern: "^https?://" })),
       },
       { additionalProperties: false },
@@ -129,7 +130,9 @@ export function parseDeclaration(text: string, defaults: DeclarationDefaults): D
     version: valid.version ?? SUPPORTED_MAJOR_VERSION,
     artifacts: (valid.artifacts ?? []).map((artifact) => ({
       source: artifact.source,
-      destination: artifact.destination,
+      // A zip's destination is a folder: `site/` and `site` name the same one.
+      destination:
+        artifact.type === "zip" ? withoutTrailingSlash(artifact.destination) : artifact.destination,
       type: artifact.type ?? "binary",
       latest: artifact.latest ?? autoLatest,
       versioned: artifact.versioned ?? true,
@@ -207,17 +210,26 @@ function describeRuleErrors(declaration: Declaration): string[] {
     );
   }
   const checkPath = (path: string, value: string) => {
-    const problem = pathProblem(value);
+    const problem = pathProblem(value) ?? segmentProblem(value);
     if (problem) report(path, problem);
   };
-  checkPath("storage.folder_name", declaration.storage.folderName);
+  // One folder per repository, owned as a whole (see location-repository.ts): a nested name
+  // could reach into another repository's folder.
+  const folderName = declaration.storage.folderName;
+  const folderProblem =
+    pathProblem(folderName) ??
+    (folderName.includes("/")
+      ? `must be a single folder name, without "/" (got ${JSON.stringify(folderName)})`
+      : segmentProblem(folderName));
+  if (folderProblem) report("storage.folder_name", folderProblem);
   const rules: Array<[string, readonly PublishRule[]]> = [
     ["artifacts", declaration.artifacts],
     ["docs", declaration.docs],
   ];
   for (const [list, entries] of rules) {
     entries.forEach((rule, index) => {
-      checkPath(`${list}[${index}].source`, rule.source);
+      const sourceProblem = pathProblem(rule.source);
+      if (sourceProblem) report(`${list}[${index}].source`, sourceProblem);
       checkPath(`${list}[${index}].destination`, rule.destination);
       if (!rule.latest && !rule.versioned) {
         report(`${list}[${index}]`, "publishes nowhere: latest and versioned are both false");
@@ -236,6 +248,25 @@ export function pathProblem(path: string): string | null {
   if (/^[A-Za-z]:/.test(path))
     return `must not start with a drive letter (got ${JSON.stringify(path)})`;
   return null;
+}
+
+/**
+ * Why a storage path that is safe (`pathProblem`) still cannot be published: every segment must
+ * name a folder or file, or the object key would be refused at publication time.
+ */
+function segmentProblem(path: string): string | null {
+  for (const segment of path.split("/")) {
+    if (segment === "") {
+      return `must not contain an empty path segment ("//" or a trailing "/") (got ${JSON.stringify(path)})`;
+    }
+    if (segment === ".") return `must not contain a "." path segment (got ${JSON.stringify(path)})`;
+  }
+  return null;
+}
+
+/** `site/` → `site`; a lone `/` is left for `pathProblem` to refuse. */
+function withoutTrailingSlash(path: string): string {
+  return path.replace(/(?<=[^/])\/+$/, "");
 }
 
 function firstLine(message: string): string {

@@ -154,6 +154,59 @@ publish:
     );
   });
 
+  it.each([
+    ["site/", "site"],
+    ["site//", "site"],
+    ["web/site/", "web/site"],
+    ["{version}/site/", "{version}/site"],
+  ])("reads the zip destination %s as the folder %s", (destination, folder) => {
+    const result = parseDeclaration(
+      `storage: {bucket: files}\nartifacts: [{source: site.zip, destination: '${destination}', type: zip}]\n`,
+      DEFAULTS,
+    );
+    expect(result.ok && result.declaration.artifacts[0]?.destination).toBe(folder);
+  });
+
+  it.each([
+    ["artifacts[0].destination", "artifacts: [{source: a.bin, destination: 'bin/'}]", "empty"],
+    [
+      "artifacts[0].destination",
+      "artifacts: [{source: a.bin, destination: 'bin//a.bin'}]",
+      "empty",
+    ],
+    [
+      "artifacts[0].destination",
+      "artifacts: [{source: a.zip, destination: 'a//b', type: zip}]",
+      "empty",
+    ],
+    ["artifacts[0].destination", "artifacts: [{source: a.bin, destination: './a.bin'}]", '"."'],
+    [
+      "artifacts[0].destination",
+      "artifacts: [{source: a.zip, destination: 'site/./x/', type: zip}]",
+      '"."',
+    ],
+    [
+      "artifacts[0].destination",
+      "artifacts: [{source: a.zip, destination: '.', type: zip}]",
+      '"."',
+    ],
+    ["docs[0].destination", "docs: [{source: README.md, destination: 'docs/'}]", "empty"],
+    ["docs[0].destination", "docs: [{source: README.md, destination: 'docs/./README.md'}]", '"."'],
+    ["storage.folder_name", "storage: {bucket: files, folder_name: .}", '"."'],
+    ["storage.folder_name", "storage: {bucket: files, folder_name: 'good/'}", "single folder"],
+    ["storage.folder_name", "storage: {bucket: files, folder_name: good/latest}", "single folder"],
+  ])(
+    'refuses %s when it has an empty or "." segment or nests folders (%s)',
+    (path, yaml, problem) => {
+      const text = yaml.startsWith("storage") ? yaml : `storage: {bucket: files}\n${yaml}\n`;
+      const errors = errorsOf(text);
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toMatch(
+        new RegExp(`^\\.delivery\\.yml: ${path.replace(/[[\]]/g, "\\$&")}: must .*${problem}`),
+      );
+    },
+  );
+
   it("refuses a rule that publishes nowhere", () => {
     expect(
       errorsOf(

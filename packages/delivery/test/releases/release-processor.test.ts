@@ -426,6 +426,28 @@ docs:
     expect(await h.keys(h.local, "public", "escaped")).toEqual([]);
   });
 
+  it("publishes a zip whose destination ends in / under that folder", async () => {
+    const repository = await repoWith(
+      "acme/slashed",
+      "v1.0.0",
+      "storage: {bucket: public}\nartifacts: [{source: site.zip, destination: site/, type: zip}]\n",
+      { assets: [{ name: "site.zip", content: siteZip }] },
+    );
+    const processing = await processor.check(repository, "manual");
+    expect(processing.result.errors).toEqual([]);
+    expect(processing.outcome === "published" && processing.record.status).toBe("success");
+    expect(processing.result.artifacts).toEqual([
+      expect.objectContaining({
+        destination: "site",
+        latest_url: `${LOCAL_BASE_URL}/public/slashed/latest/site/`,
+      }),
+    ]);
+    expect(await h.keys(h.local, "public", "slashed/1.0.0/")).toEqual([
+      "slashed/1.0.0/site/assets/app.js",
+      "slashed/1.0.0/site/index.html",
+    ]);
+  });
+
   it("publishes nothing when the declaration has a path escaping its folder", async () => {
     const repository = await repoWith(
       "acme/escape",
@@ -458,7 +480,7 @@ docs:
     const downloads = h.releases.state.signedUrls.length;
     const processing = await processor.check(repository, "manual");
     expect(processing.result.errors).toEqual([
-      'destination "badkey/1.0.0/b//c.bin": empty path segment',
+      '.delivery.yml: artifacts[1].destination: must not contain an empty path segment ("//" or a trailing "/") (got "b//c.bin")',
     ]);
     expect(h.releases.state.signedUrls.length).toBe(downloads);
     expect(await h.keys(h.local, "public", "badkey/")).toEqual([]);
