@@ -116,7 +116,20 @@ describe("outbound delivery", () => {
         last_error: expect.stringMatching(/^550 /),
       }),
     ]);
-    expect(events.every((e) => e.message_id === MESSAGE_ID)).toBe(true);
+    // Each recipient's ledger trail, correlated by the message's id (the two run in parallel).
+    const trail = (rcpt: string) =>
+      events.filter((e) => e.rcpt === rcpt).map((e) => [e.event, e.message_id]);
+    expect(trail("x@good.test")).toEqual([
+      ["mx_resolved", MESSAGE_ID],
+      ["attempt", MESSAGE_ID],
+      ["delivered", MESSAGE_ID],
+    ]);
+    expect(trail("y@bad.test")).toEqual([
+      ["mx_resolved", MESSAGE_ID],
+      ["attempt", MESSAGE_ID],
+      ["failed", MESSAGE_ID],
+    ]);
+    expect(events).toHaveLength(6);
   });
 
   it("records the attempts of a retried delivery on its row", async () => {

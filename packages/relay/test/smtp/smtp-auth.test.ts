@@ -39,21 +39,21 @@ describe("SMTP submission: authentication", () => {
   it("accepts AUTH PLAIN after STARTTLS", async () => {
     const smtp = await relay.client();
     expect(smtp.secure).toBe(true);
-    await smtp.login(client, "PLAIN");
+    await expect(smtp.login(client, "PLAIN")).resolves.toBeUndefined();
     smtp.quit();
   });
 
   it("accepts AUTH LOGIN after STARTTLS", async () => {
     const smtp = await relay.client();
     expect(smtp.secure).toBe(true);
-    await smtp.login(client, "LOGIN");
+    await expect(smtp.login(client, "LOGIN")).resolves.toBeUndefined();
     smtp.quit();
   });
 
   it("accepts AUTH before STARTTLS while smtp_require_tls is false (the default)", async () => {
     const smtp = await relay.client({ ignoreTLS: true });
     expect(smtp.secure).toBe(false);
-    await smtp.login(client, "PLAIN");
+    await expect(smtp.login(client, "PLAIN")).resolves.toBeUndefined();
     smtp.quit();
   });
 
@@ -143,7 +143,8 @@ describe("SMTP submission with smtp_require_tls", () => {
 
   it("accepts AUTH after STARTTLS", async () => {
     const smtp = await relay.client({ requireTLS: true });
-    await smtp.login(client, "PLAIN");
+    expect(smtp.secure).toBe(true);
+    await expect(smtp.login(client, "PLAIN")).resolves.toBeUndefined();
     smtp.quit();
   });
 });
