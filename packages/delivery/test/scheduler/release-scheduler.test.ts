@@ -153,35 +153,38 @@ describe("release scheduler", () => {
 
   it("renews the lease while a long round runs", async () => {
     const shared = memoryLease();
+    const renewals = () => shared.events.filter((e) => e === "renew").length;
     const { instance } = scheduler({
       intervalMs: 60_000,
       lease: shared.lease,
       renewEveryMs: 20,
-      round: async () => {
-        await sleep(110);
-      },
+      // The round lasts until the lease has been renewed three times (bounded: it fails after).
+      round: () => expect.poll(renewals, { timeout: 5_000, interval: 5 }).toBeGreaterThanOrEqual(3),
     });
     expect(await instance.tick()).toBe("ran");
-    expect(shared.events.filter((e) => e === "renew").length).toBeGreaterThanOrEqual(3);
+    expect(shared.events[0]).toBe("acquire");
+    expect(renewals()).toBeGreaterThanOrEqual(3);
     expect(shared.events.at(-1)).toBe("release");
   });
 
   it("stop tells the round in progress to wind up, waits for it, and cannot be restarted", async () => {
     let finished = false;
-    let aborted = false;
+    let roundStarted: () => void = () => {};
+    const started = new Promise<void>((resolve) => (roundStarted = resolve));
     const { instance, state } = scheduler({
       intervalMs: 60_000,
       round: async (signal) => {
-        await sleep(80);
-        aborted = signal.aborted;
+        roundStarted();
+        // The round runs until told to wind up (bounded: the test fails if it never is).
+        await expect.poll(() => signal.aborted, { timeout: 5_000, interval: 5 }).toBe(true);
         finished = true;
       },
     });
     instance.start();
-    await sleep(10);
+    await started;
+    expect(finished).toBe(false);
     await instance.stop();
     expect(finished).toBe(true);
-    expect(aborted).toBe(true);
     instance.start();
     expect(state.running).toBe(false);
   });
