@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { MAX_QUEUE_ATTEMPTS } from "../queue/queue-backoff.js";
 
 /**
  * The configuration file (`RELAY_CONFIG`, default `relay.json`): every field of the
@@ -10,15 +11,58 @@ import { type Static, Type } from "@sinclair/typebox";
  * `DEFAULTS`, and it appears in `RelayConfig` (resolved) automatically.
  */
 
-const NonNegative = (description: string) => Type.Number({ minimum: 0, description });
+/**
+ * Inclusive ranges of the bounded numeric settings, at boot and through the HTTP API alike.
+ * Beyond them a value is a slip of the keyboard, and a duration could pass Node's timer limit
+ * (2^31 - 1 ms, about 24.8 days), past which a timer fires at once: a gate of 3,000,000 s
+ * would then be no gate at all.
+ */
+export const RANGES = {
+  // RFC 5321 §4.5.3.2: the longest wait it suggests (DATA termination) is 10 minutes.
+  smtp_timeout_secs: { min: 0, max: 600 },
+  // Ten years.
+  retention_days: { min: 0, max: 3650 },
+  // Each value: an HTTP request waits through them, so 10 minutes at most.
+  sync_retry_delays_secs: { min: 0, max: 600 },
+  // Each value: 30 days.
+  queue_backoff_secs: { min: 0, max: 2_592_000 },
+  // One day.
+  tick_interval_secs: { min: 0, max: 86_400 },
+  // One hour.
+  send_delay_secs: { min: 0, max: 3600 },
+  // Whole requests; 1000 a second.
+  api_rate_per_min: { min: 0, max: 60_000 },
+  // Whole recipients, each window.
+  per_hour: { min: 0, max: 1_000_000 },
+  per_day: { min: 0, max: 1_000_000 },
+} as const;
+
+/** Most attempts on the synchronous schedule (one value each). */
+export const MAX_SYNC_ATTEMPTS = 10;
+
+type Bounded = keyof typeof RANGES;
+/** A number (fractions allowed, as decisions.md says of every `*_secs` field) in its range. */
+const Bounded = (field: Bounded, description: string) =>
+  Type.Number({ minimum: RANGES[field].min, maximum: RANGES[field].max, description });
+/** A whole number in its range. */
+const BoundedCount = (field: Bounded, description: string) =>
+  Type.Integer({ minimum: RANGES[field].min, maximum: RANGES[field].max, description });
 const Count = (description: string) => Type.Integer({ minimum: 0, description });
 
 export const LimitsSchema = Type.Object(
   {
-    per_hour: Count("messages (recipients) per UTC hour"),
-    per_day: Count("messages (recipients) per UTC day"),
+    per_hour: BoundedCount("per_hour", "messages (recipients) per UTC hour; 0 = no limit"),
+    per_day: BoundedCount("per_day", "messages (recipients) per UTC day; 0 = no limit"),
   },
   { additionalProperties: false },
+);
+export const ApiRatePerMinSchema = BoundedCount(
+  "api_rate_per_min",
+  "API requests per minute per IP; 0 = throttle off",
+);
+export const SendDelaySecsSchema = Bounded(
+  "send_delay_secs",
+  "minimum gap between two delivery attempts; 0 = no gate",
 );
 export type Limits = Static<typeof LimitsSchema>;
 
@@ -39,7 +83,7 @@ export const ConfigFileSchema = Type.Object(
   {
     listen: Type.Optional(Type.String({ minLength: 1 })),
     helo_hostname: Type.Optional(Type.String({ minLength: 1 })),
-    smtp_timeout_secs: Type.Optional(NonNegative("timeout per SMTP dialog step")),
+    smtp_timeout_secs: Type.Optional(Bounded("smtp_timeout_secs", "timeout per SMTP dialog step")),
     domains: Type.Optional(Type.Record(Type.String(), DomainConfigSchema)),
     kits_dir: Type.Optional(Type.String({ minLength: 1 })),
     smtp_listen: Type.Optional(Type.String({ minLength: 1 })),
@@ -47,20 +91,32 @@ export const ConfigFileSchema = Type.Object(
     smtp_tls_cert: Type.Optional(Type.String({ minLength: 1 })),
     smtp_tls_key: Type.Optional(Type.String({ minLength: 1 })),
     smtp_require_tls: Type.Optional(Type.Boolean()),
-    retention_days: Type.Optional(NonNegative("days a finished delivery stays queryable")),
+    retention_days: Type.Optional(
+      Bounded("retention_days", "days a finished delivery stays queryable"),
+    ),
     require_tls: Type.Optional(Type.Boolean()),
     ledger_file: Type.Optional(Type.String({ minLength: 1 })),
     ledger_max_bytes: Type.Optional(Count("ledger file size before rotation; 0 = unlimited")),
     mx_override: Type.Optional(Type.Record(Type.String(), Type.Array(Type.String()))),
     public_ip: Type.Optional(Type.String({ minLength: 1 })),
     trusted_proxies: Type.Optional(Type.Array(Type.String())),
-    sync_retry_delays_secs: Type.Optional(Type.Array(NonNegative("wait before an attempt"))),
-    queue_backoff_secs: Type.Optional(Type.Array(NonNegative("wait after a failed attempt"))),
-    tick_interval_secs: Type.Optional(NonNegative("internal queue ticker period; 0 = off")),
+    sync_retry_delays_secs: Type.Optional(
+      Type.Array(Bounded("sync_retry_delays_secs", "wait before an attempt"), {
+        maxItems: MAX_SYNC_ATTEMPTS,
+      }),
+    ),
+    queue_backoff_secs: Type.Optional(
+      Type.Array(Bounded("queue_backoff_secs", "wait after a failed attempt"), {
+        maxItems: MAX_QUEUE_ATTEMPTS,
+      }),
+    ),
+    tick_interval_secs: Type.Optional(
+      Bounded("tick_interval_secs", "internal queue ticker period; 0 = off"),
+    ),
     dmarc_rua: Type.Optional(Type.String({ minLength: 1 })),
     allowlist: Type.Optional(Type.Array(Type.String())),
-    api_rate_per_min: Type.Optional(NonNegative("API requests per minute per IP")),
-    send_delay_secs: Type.Optional(NonNegative("minimum gap between two delivery attempts")),
+    api_rate_per_min: Type.Optional(ApiRatePerMinSchema),
+    send_delay_secs: Type.Optional(SendDelaySecsSchema),
     default_domain_limits: Type.Optional(LimitsSchema),
   },
   { additionalProperties: false },

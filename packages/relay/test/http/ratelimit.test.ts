@@ -1,5 +1,36 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { RANGES } from "../../src/config/schema.js";
 import { ADMIN_TOKEN, TestRelay } from "../helpers/relay-harness.js";
+
+/** Every number `PUT /ratelimit` takes: a body holding `value` there, and the setting's range. */
+const SETTINGS = [
+  ["api_rate_per_min", (v: unknown) => ({ api_rate_per_min: v }), RANGES.api_rate_per_min, true],
+  ["send_delay_secs", (v: unknown) => ({ send_delay_secs: v }), RANGES.send_delay_secs, false],
+  [
+    "default_domain_limits.per_hour",
+    (v: unknown) => ({ default_domain_limits: { per_hour: v, per_day: 0 } }),
+    RANGES.per_hour,
+    true,
+  ],
+  [
+    "default_domain_limits.per_day",
+    (v: unknown) => ({ default_domain_limits: { per_hour: 0, per_day: v } }),
+    RANGES.per_day,
+    true,
+  ],
+  [
+    "domains.*.per_hour",
+    (v: unknown) => ({ domains: { "a.test": { per_hour: v, per_day: 0 } } }),
+    RANGES.per_hour,
+    true,
+  ],
+  [
+    "domains.*.per_day",
+    (v: unknown) => ({ domains: { "a.test": { per_hour: 0, per_day: v } } }),
+    RANGES.per_day,
+    true,
+  ],
+] as const;
 
 describe("rate-limit settings", () => {
   let relay: TestRelay;
@@ -77,6 +108,43 @@ describe("rate-limit settings", () => {
     expect(await relay.configFile()).toEqual(before);
   });
 
+  it.each(SETTINGS)("%s: takes its minimum and its maximum", async (_field, body, range) => {
+    for (const value of [range.min, range.max]) {
+      const response = await relay.admin("PUT", "/ratelimit", body(value));
+      expect(response.statusCode).toBe(200);
+      expect(await relay.configFile()).toMatchObject(configFragment(body(value)));
+    }
+  });
+
+  it.each(SETTINGS)(
+    "%s: refuses values beyond its range, fractions where whole, and non-numbers",
+    async (_field, body, range, whole) => {
+      const before = await relay.configFile();
+      const refused: unknown[] = [range.min - 1, range.max + 1, 3_000_000_000, 1e308, -1e-6];
+      refused.push("5", true, null, [], {});
+      if (whole) refused.push(1e-6, 0.5, 1.5, range.max - 0.5);
+      for (const value of refused) {
+        const response = await relay.admin("PUT", "/ratelimit", body(value));
+        expect(response.statusCode, JSON.stringify(value)).toBe(400);
+        expect(response.json().error).toBe("bad_request");
+      }
+      // JSON.parse turns an out-of-range literal into Infinity.
+      const infinite = await relay.app.inject({
+        method: "PUT",
+        url: "/ratelimit",
+        headers: { "x-auth-token": ADMIN_TOKEN, "content-type": "application/json" },
+        payload: JSON.stringify(body(0)).replace(/\b0\b/, "1e999"),
+      });
+      expect(infinite.statusCode).toBe(400);
+      expect(await relay.configFile()).toEqual(before);
+      expect((await relay.admin("GET", "/ratelimit")).json()).toEqual({
+        api_rate_per_min: 50,
+        send_delay_secs: 3,
+        default_domain_limits: { per_hour: 20, per_day: 100 },
+      });
+    },
+  );
+
   it("refuses invalid JSON with 400 bad_request", async () => {
     const response = await relay.app.inject({
       method: "PUT",
@@ -105,3 +173,14 @@ describe("rate-limit settings", () => {
     }
   });
 });
+
+/** Where a `PUT /ratelimit` body's fields land in the configuration file. */
+function configFragment(body: Record<string, unknown>): Record<string, unknown> {
+  const { domains, ...rest } = body;
+  if (!domains) return rest;
+  const entries = Object.entries(domains as Record<string, unknown>);
+  return {
+    ...rest,
+    domains: Object.fromEntries(entries.map(([name, limits]) => [name, { limits }])),
+  };
+}

@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
+import { LimitsSchema } from "../../config/schema.js";
 import type { RelayApp, RouteDeps } from "../app.js";
 import { OkBody, responses } from "../schemas.js";
-import { LimitsBody } from "./ratelimit.js";
 
 const Record = Type.Object({
   host: Type.String(),
@@ -56,7 +56,7 @@ export function domainRoutes(app: RelayApp, { domains }: RouteDeps): void {
                   domain: Type.String(),
                   status: Type.Union([Type.Literal("pending"), Type.Literal("active")]),
                   selector: Type.String(),
-                  limits: LimitsBody,
+                  limits: LimitsSchema,
                 }),
               ),
             }),

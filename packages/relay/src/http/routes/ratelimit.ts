@@ -1,20 +1,14 @@
 import { Type } from "@sinclair/typebox";
+import { ApiRatePerMinSchema, LimitsSchema, SendDelaySecsSchema } from "../../config/schema.js";
 import type { RelayApp, RouteDeps } from "../app.js";
 import { OkBody, responses } from "../schemas.js";
 
-export const LimitsBody = Type.Object(
-  {
-    per_hour: Type.Integer({ minimum: 0 }),
-    per_day: Type.Integer({ minimum: 0 }),
-  },
-  { additionalProperties: false },
-);
-
+// The configuration file's own field schemas: a value the API accepts always loads at boot.
 const Settings = Type.Object({
-  api_rate_per_min: Type.Number(),
-  send_delay_secs: Type.Number(),
-  default_domain_limits: LimitsBody,
-  per_domain: Type.Optional(Type.Record(Type.String(), LimitsBody)),
+  api_rate_per_min: ApiRatePerMinSchema,
+  send_delay_secs: SendDelaySecsSchema,
+  default_domain_limits: LimitsSchema,
+  per_domain: Type.Optional(Type.Record(Type.String(), LimitsSchema)),
 });
 
 export function rateLimitRoutes(app: RelayApp, { access }: RouteDeps): void {
@@ -36,10 +30,10 @@ export function rateLimitRoutes(app: RelayApp, { access }: RouteDeps): void {
         summary: "Change some rate-limit settings; absent fields stay as they are",
         body: Type.Object(
           {
-            api_rate_per_min: Type.Optional(Type.Number({ minimum: 0 })),
-            send_delay_secs: Type.Optional(Type.Number({ minimum: 0 })),
-            default_domain_limits: Type.Optional(LimitsBody),
-            domains: Type.Optional(Type.Record(Type.String(), LimitsBody)),
+            api_rate_per_min: Type.Optional(ApiRatePerMinSchema),
+            send_delay_secs: Type.Optional(SendDelaySecsSchema),
+            default_domain_limits: Type.Optional(LimitsSchema),
+            domains: Type.Optional(Type.Record(Type.String(), LimitsSchema)),
           },
           { additionalProperties: false },
         ),
