@@ -2,7 +2,7 @@ import type { ConfigStore } from "../config/config-store.js";
 import type { Limits } from "../config/schema.js";
 import { normalizeDomainName } from "../domains/domain-name.js";
 import { Errors } from "../http/errors.js";
-import { parseAddressRange } from "./address-range.js";
+import { type Address, inAnyRange, parseAddressRange } from "./address-range.js";
 
 /** The rate-limit settings object of the specification. */
 export interface RateLimitSettings {
@@ -26,8 +26,11 @@ export interface AccessSettings {
   rateLimits(): RateLimitSettings;
   changeRateLimits(change: RateLimitChange): Promise<void>;
   allowlist(): string[];
-  /** Validates every entry, then replaces the whole list. */
-  replaceAllowlist(entries: readonly string[]): Promise<void>;
+  /**
+   * Validates every entry (saved normalised: IPv4-mapped entries in IPv4 form), then replaces
+   * the whole list; refuses a non-empty list that would turn away `caller`, who makes the change.
+   */
+  replaceAllowlist(entries: readonly string[], caller: Address | undefined): Promise<void>;
 }
 
 export function createAccessSettings(config: ConfigStore): AccessSettings {
@@ -66,17 +69,25 @@ export function createAccessSettings(config: ConfigStore): AccessSettings {
 
     allowlist: () => [...config.current().allowlist],
 
-    async replaceAllowlist(entries) {
-      const cleaned = entries.map((entry) => {
+    async replaceAllowlist(entries, caller) {
+      const ranges = entries.map((entry) => {
         try {
-          parseAddressRange(entry);
+          return parseAddressRange(entry);
         } catch {
           throw Errors.badCidr(`"${entry}" is not an IP address or CIDR block`, { entry });
         }
-        return entry.trim();
       });
+      // The next request of this very caller would be refused: only an edit of the file could
+      // undo that. An empty list (open to all) is always accepted: it is the recovery.
+      if (ranges.length > 0 && !(caller && inAnyRange(ranges, caller))) {
+        const who = caller ? `your address ${caller.toString()}` : "your address (unknown)";
+        throw Errors.selfLockout(
+          `the new allowlist does not admit ${who}, so it would refuse the caller saving it: add that address, or send an empty list to admit every address`,
+          { address: caller?.toString() ?? null },
+        );
+      }
       await config.update((file) => {
-        file.allowlist = cleaned;
+        file.allowlist = ranges.map((range) => range.normalized);
       });
     },
   };

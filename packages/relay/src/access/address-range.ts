@@ -5,8 +5,16 @@ type Address = ipaddr.IPv4 | ipaddr.IPv6;
 /** One allowlist or trusted-proxy entry: a single address is a range of /32 or /128. */
 export interface AddressRange {
   readonly entry: string;
+  /**
+   * The entry as it is saved: an IPv4-mapped entry in its IPv4 form (`::ffff:192.0.2.0/120` →
+   * `192.0.2.0/24`), any other as written, trimmed.
+   */
+  readonly normalized: string;
   contains(address: Address): boolean;
 }
+
+// An IPv6 block at least this long inside `::ffff:0:0/96` holds only IPv4-mapped addresses.
+const MAPPED_PREFIX_BITS = 96;
 
 /**
  * Parses `192.0.2.7`, `192.0.2.0/24`, `2001:db8::1` or `2001:db8::/32`.
@@ -30,8 +38,21 @@ export function parseAddressRange(entry: string): AddressRange {
   } else {
     throw new Error(`"${entry}" is not a valid IP address`);
   }
+  // NOTE: peers are matched in their IPv4 form (`parseAddress`), so a mapped entry written in
+  // IPv6 form would never match one: it is taken, and saved, as the IPv4 entry it means.
+  let normalized = text;
+  if (
+    network instanceof ipaddr.IPv6 &&
+    network.isIPv4MappedAddress() &&
+    bits >= MAPPED_PREFIX_BITS
+  ) {
+    network = network.toIPv4Address();
+    bits -= MAPPED_PREFIX_BITS;
+    normalized = text.includes("/") ? `${network.toString()}/${bits}` : network.toString();
+  }
   return {
     entry,
+    normalized,
     contains: (address) => address.kind() === network.kind() && address.match(network, bits),
   };
 }

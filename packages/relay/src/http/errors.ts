@@ -9,6 +9,11 @@ export const Errors = {
   badRequest: defineError("bad_request", 400, "the request is not valid"),
   badDomain: defineError("bad_domain", 400, "the domain name is missing or not valid"),
   badCidr: defineError("bad_cidr", 400, "an entry is not an IP address or CIDR block"),
+  selfLockout: defineError(
+    "self_lockout",
+    400,
+    "the new allowlist does not admit the address making the change",
+  ),
   unknownDomain: defineError("unknown_domain", 400, "the domain is not configured"),
   noDkimKit: defineError("no_dkim_kit", 400, "the sender domain has no DKIM key"),
   fromMismatch: defineError(

@@ -1,8 +1,8 @@
 import { safeEqual } from "@rd/common";
 import type { FastifyRequest } from "fastify";
-import { type AddressRange, inAnyRange, parseAddressRange } from "../access/address-range.js";
+import { createAddressGate } from "../access/address-gate.js";
+import type { Address } from "../access/address-range.js";
 import type { ApiThrottle } from "../access/api-throttle.js";
-import { clientAddress } from "../access/client-address.js";
 import type { ClientAuthenticator } from "../access/client-authenticator.js";
 import type { ConfigStore } from "../config/config-store.js";
 import type { ClientRecord } from "../state/client-repository.js";
@@ -28,11 +28,14 @@ declare module "fastify" {
   interface FastifyRequest {
     /** The authenticated client on `client` routes. */
     client?: ClientRecord;
+    /** The caller's address as the allowlist and throttle saw it (undefined when unreadable). */
+    clientAddress?: Address;
   }
 }
 
 export interface RequestGuardDeps {
   config: ConfigStore;
+  /** The per-IP counter; the SMTP port counts in the same one. */
   throttle: ApiThrottle;
   authenticator: ClientAuthenticator;
   /** `RELAY_AUTH_TOKEN`; undefined = open instance. */
@@ -46,16 +49,7 @@ export const BASIC_CHALLENGE = 'Basic realm="relay"';
  * even read): allowlist, then per-IP throttle, then credentials (decisions, "HTTP rules").
  */
 export function createRequestGuard(deps: RequestGuardDeps) {
-  const rangesCache = new WeakMap<readonly string[], AddressRange[]>();
-  // The lists are frozen snapshots of the configuration: parse each list once.
-  const ranges = (entries: readonly string[]) => {
-    let parsed = rangesCache.get(entries);
-    if (!parsed) {
-      parsed = entries.map(parseAddressRange);
-      rangesCache.set(entries, parsed);
-    }
-    return parsed;
-  };
+  const gate = createAddressGate(() => deps.config.current(), deps.throttle);
 
   const unauthorizedClient = () =>
     withHeaders(Errors.unauthorized(), { "WWW-Authenticate": BASIC_CHALLENGE });
@@ -71,23 +65,15 @@ export function createRequestGuard(deps: RequestGuardDeps) {
   };
 
   return async function guard(request: FastifyRequest): Promise<void> {
-    const config = deps.config.current();
-    const address = clientAddress(
+    const address = gate.clientAddress(
       request.socket.remoteAddress ?? "",
       request.headers["x-forwarded-for"],
-      ranges(config.trusted_proxies),
     );
-    if (
-      config.allowlist.length > 0 &&
-      (!address || !inAnyRange(ranges(config.allowlist), address))
-    ) {
-      throw Errors.forbidden();
-    }
-    if (address) {
-      const verdict = deps.throttle.check(address);
-      if (!verdict.allowed) {
-        throw withHeaders(Errors.rateLimited(), { "Retry-After": String(verdict.retryAfterSecs) });
-      }
+    request.clientAddress = address;
+    const verdict = gate.admit(address);
+    if (!verdict.admitted) {
+      if (verdict.reason === "forbidden") throw Errors.forbidden();
+      throw withHeaders(Errors.rateLimited(), { "Retry-After": String(verdict.retryAfterSecs) });
     }
     // An unknown path is a 404 whoever asks.
     if (request.is404) return;

@@ -18,7 +18,8 @@ export function allowlistRoutes(app: RelayApp, { access }: RouteDeps): void {
     "/allowlist",
     {
       schema: {
-        summary: "Replace the IP allowlist (addresses and CIDR blocks, IPv4 or IPv6)",
+        summary:
+          "Replace the IP allowlist (addresses and CIDR blocks, IPv4 or IPv6); a list that would refuse the caller is 400 self_lockout",
         body: Type.Object(
           { allowlist: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 1000 }) },
           { additionalProperties: false },
@@ -27,7 +28,7 @@ export function allowlistRoutes(app: RelayApp, { access }: RouteDeps): void {
       },
     },
     async (request) => {
-      await access.replaceAllowlist(request.body.allowlist);
+      await access.replaceAllowlist(request.body.allowlist, request.clientAddress);
       return { ok: true as const };
     },
   );
