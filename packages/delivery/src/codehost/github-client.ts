@@ -1,5 +1,8 @@
 import { Readable } from "node:stream";
-import type { ReadableStream as WebReadableStream } from "node:stream/web";
+import type {
+  ReadableStreamReadResult,
+  ReadableStream as WebReadableStream,
+} from "node:stream/web";
 import { retry } from "@octokit/plugin-retry";
 import { throttling } from "@octokit/plugin-throttling";
 import { Octokit } from "@octokit/rest";
@@ -132,25 +135,64 @@ function toRelease(data: ReleaseData): CodeHostRelease {
 }
 
 /**
- * A Node stream over a fetch body that aborts the request when no chunk arrives within
- * `idleMs` (a whole-request timeout would cut large downloads that are progressing).
+ * A Node stream over a download's body. The request is aborted when no byte arrives for
+ * `idleMs` while the stream waits for one (a whole-request timeout would cut large downloads
+ * that are progressing; time spent waiting on a slow consumer does not count), and when the
+ * stream is destroyed early. Any failure of the body becomes one `CodeHostUnavailable` saying
+ * how far the download got, raised as the stream's error (never thrown elsewhere).
  */
-function streamWithIdleTimeout(
+function downloadStream(
   body: WebReadableStream<Uint8Array>,
   controller: AbortController,
   idleMs: number,
+  size: number | null,
 ): Readable {
-  const stream = Readable.fromWeb(body);
-  let timer = setTimeout(() => controller.abort(), idleMs);
-  stream.on("data", () => {
-    timer.refresh();
-  });
-  stream.once("close", () => clearTimeout(timer));
-  controller.signal.addEventListener("abort", () => {
-    stream.destroy(CodeHostUnavailable("The code host stopped sending the download"));
-  });
-  timer = timer.unref();
+  const reader = body.getReader();
+  async function* chunks(): AsyncGenerator<Buffer> {
+    let received = 0;
+    for (;;) {
+      const idle = setTimeout(() => controller.abort(), idleMs);
+      let read: ReadableStreamReadResult<Uint8Array>;
+      try {
+        read = await reader.read();
+      } catch (error) {
+        const progress = `after ${received}${size === null ? "" : ` of ${size}`} bytes`;
+        throw controller.signal.aborted
+          ? CodeHostUnavailable(`The download stalled ${progress} (nothing for ${idleMs} ms)`)
+          : CodeHostUnavailable(`The download broke off ${progress}: ${causeOf(error)}`);
+      } finally {
+        clearTimeout(idle);
+      }
+      if (read.done) return;
+      received += read.value.byteLength;
+      yield Buffer.from(read.value.buffer, read.value.byteOffset, read.value.byteLength);
+    }
+  }
+  const stream = Readable.from(chunks(), { objectMode: false });
+  // Ends the request when the consumer gives up early (a no-op after a complete body).
+  stream.once("close", () => controller.abort());
   return stream;
+}
+
+/** The innermost message of a fetch failure (undici's "terminated" hides the socket's reason). */
+function causeOf(error: unknown): string {
+  let current = error;
+  while (current instanceof Error && current.cause instanceof Error) current = current.cause;
+  return current instanceof Error ? current.message : String(current);
+}
+
+/**
+ * Aborts `controller` unless `headers` (a request's answer, before its body) settles within
+ * `ms`: requests whose body is streamed carry the download's own signal, not the per-request
+ * timeout, so this bounds the wait for their headers.
+ */
+async function headersWithin<T>(controller: AbortController, ms: number, headers: Promise<T>) {
+  const deadline = setTimeout(() => controller.abort(), ms);
+  try {
+    return await headers;
+  } finally {
+    clearTimeout(deadline);
+  }
 }
 
 function lengthOf(value: string | number | null | undefined): number | null {
@@ -196,10 +238,12 @@ export class GithubClient implements CodeHostHooks {
   protected readonly octokit: Octokit;
   protected readonly logger: Logger;
   private readonly downloadIdleTimeoutMs: number;
+  private readonly requestTimeoutMs: number;
 
   constructor(options: GithubClientOptions) {
     const policy = { ...DEFAULT_CODEHOST_POLICY, ...options.policy };
     this.downloadIdleTimeoutMs = policy.downloadIdleTimeoutMs;
+    this.requestTimeoutMs = policy.requestTimeoutMs;
     const logger = options.logger;
     this.logger = logger;
     // Both rate limits: wait once when the code host asks for a short enough pause, else give up.
@@ -309,20 +353,22 @@ export class GithubClient implements CodeHostHooks {
   ): Promise<CodeHostDownload | null> {
     const controller = new AbortController();
     try {
-      const response = await this.octokit.request("GET /repos/{owner}/{repo}/contents/{path}", {
-        owner,
-        repo: name,
-        path,
-        ref,
-        headers: { accept: "application/vnd.github.raw+json" },
-        request: { parseSuccessResponseBody: false, signal: controller.signal },
-      });
+      const response = await headersWithin(
+        controller,
+        this.requestTimeoutMs,
+        this.octokit.request("GET /repos/{owner}/{repo}/contents/{path}", {
+          owner,
+          repo: name,
+          path,
+          ref,
+          headers: { accept: "application/vnd.github.raw+json" },
+          request: { parseSuccessResponseBody: false, signal: controller.signal },
+        }),
+      );
       const body = response.data as unknown as WebReadableStream<Uint8Array> | null;
       if (!body) throw CodeHostUnavailable(`The code host sent no content for ${path}`);
-      return {
-        body: streamWithIdleTimeout(body, controller, this.downloadIdleTimeoutMs),
-        size: lengthOf(response.headers["content-length"]),
-      };
+      const size = lengthOf(response.headers["content-length"]);
+      return { body: downloadStream(body, controller, this.downloadIdleTimeoutMs, size), size };
     } catch (error) {
       if (statusOf(error) === 404) return null;
       throw this.unavailable(error);
@@ -337,9 +383,10 @@ export class GithubClient implements CodeHostHooks {
     const controller = new AbortController();
     let response: Awaited<ReturnType<typeof this.octokit.request>>;
     try {
-      response = await this.octokit.request(
-        "GET /repos/{owner}/{repo}/releases/assets/{asset_id}",
-        {
+      response = await headersWithin(
+        controller,
+        this.requestTimeoutMs,
+        this.octokit.request("GET /repos/{owner}/{repo}/releases/assets/{asset_id}", {
           owner,
           repo: name,
           asset_id: assetId,
@@ -349,7 +396,7 @@ export class GithubClient implements CodeHostHooks {
             parseSuccessResponseBody: false,
             signal: controller.signal,
           },
-        },
+        }),
       );
     } catch (error) {
       throw this.unavailable(error);
@@ -362,7 +409,11 @@ export class GithubClient implements CodeHostHooks {
       if (!location) throw CodeHostUnavailable("The code host redirected the download nowhere");
       // NOTE: the signed URL carries its own authorization; the storage behind it refuses a
       // request that also has our token ("only one auth mechanism"), so none is sent.
-      const signed = await fetch(location, { signal: controller.signal }).catch((error) => {
+      const signed = await headersWithin(
+        controller,
+        this.requestTimeoutMs,
+        fetch(location, { signal: controller.signal }),
+      ).catch((error) => {
         throw this.unavailable(error);
       });
       if (!signed.ok || !signed.body) {
@@ -375,10 +426,8 @@ export class GithubClient implements CodeHostHooks {
       length = signed.headers.get("content-length");
     }
     if (!body) throw CodeHostUnavailable("The code host sent an empty download");
-    return {
-      body: streamWithIdleTimeout(body, controller, this.downloadIdleTimeoutMs),
-      size: lengthOf(length),
-    };
+    const size = lengthOf(length);
+    return { body: downloadStream(body, controller, this.downloadIdleTimeoutMs, size), size };
   }
 
   // ---- Webhooks (CodeHostHooks, used by webhooks/webhook-manager.ts) ----

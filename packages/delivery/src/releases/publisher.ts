@@ -1,7 +1,7 @@
 import { PassThrough, type Readable } from "node:stream";
-import { ByteCounter } from "../storage/byte-counter.js";
+import { pipeline } from "node:stream/promises";
 import { contentTypeFor } from "../storage/content-type.js";
-import type { ObjectStore } from "../storage/object-store.js";
+import type { ObjectStore, PutOptions } from "../storage/object-store.js";
 import type { PublishRule } from "./declaration.js";
 import { type ObjectTargets, type Placement, targetsFor } from "./destinations.js";
 import { walkZipStream } from "./zip-entries.js";
@@ -34,7 +34,7 @@ export interface PublishedZip {
 /**
  * Writes one stream to every key of `targets` at once (versioned and latest): the source is
  * read once and fed to both uploads, each pulling at its own pace (backpressure pauses the
- * source for the slower one). Resolves with the byte count.
+ * source for the slower one). Resolves with the byte count; rejects with the first failure.
  */
 async function putToTargets(
   target: PublishTarget,
@@ -45,27 +45,32 @@ async function putToTargets(
 ): Promise<number> {
   const keys = [targets.versionedKey, targets.latestKey].filter((key) => key !== null);
   const branches = keys.map(() => new PassThrough());
-  const fail = (error: Error) => {
-    source.destroy(error);
-    for (const branch of branches) branch.destroy(error);
-  };
-  source.once("error", fail);
-  for (const branch of branches) source.pipe(branch);
-  const options = contentLength === undefined ? { contentType } : { contentType, contentLength };
-  const settled = await Promise.allSettled(
-    keys.map((key, index) =>
-      target.store
-        .put(target.bucket, key, branches[index] as PassThrough, options)
-        .catch((error) => {
-          fail(error as Error);
-          throw error;
-        }),
-    ),
-  );
-  const failure = settled.find((outcome) => outcome.status === "rejected");
+  // NOTE: one pipeline per branch, started before anything is awaited: from here on every
+  // error of the source or a branch is handled, and any failure destroys the source, which
+  // fails the other branch too (no upload completes from a source that broke off).
+  const feeding = branches.map((branch) => pipeline(source, branch));
+  const storing = keys.map((key, index) => {
+    const branch = branches[index] as PassThrough;
+    return target.store
+      .put(target.bucket, key, branch, options(contentType, contentLength))
+      .catch((error: unknown) => {
+        branch.destroy(error as Error);
+        throw error;
+      });
+  });
+  const [stored, fed] = await Promise.all([
+    Promise.allSettled(storing),
+    Promise.allSettled(feeding),
+  ]);
+  // The source's own error says more than the premature close it causes in the branches.
+  const failure = [...fed, ...stored].find((outcome) => outcome.status === "rejected");
   if (failure) throw failure.reason;
-  const sizes = settled.map((outcome) => (outcome.status === "fulfilled" ? outcome.value.size : 0));
+  const sizes = stored.map((outcome) => (outcome.status === "fulfilled" ? outcome.value.size : 0));
   return Math.max(0, ...sizes);
+}
+
+function options(contentType: string, contentLength?: number): PutOptions {
+  return contentLength === undefined ? { contentType } : { contentType, contentLength };
 }
 
 /** Publishes one file (a binary asset or a doc) under the rule's destinations. */
@@ -90,12 +95,8 @@ export async function publishZip(
   rule: PublishRule,
   source: Readable,
 ): Promise<PublishedZip> {
-  // Validate the destination (and the tag) before spending a download on it.
-  targetsFor(rule, target.placement, "entry");
-  const counter = new ByteCounter();
-  source.once("error", (error) => counter.destroy(error));
   const files: PublishedFile[] = [];
-  const walk = await walkZipStream(source.pipe(counter), target.tempDir, async (entry) => {
+  const walk = await walkZipStream(source, target.tempDir, async (entry) => {
     const targets = targetsFor(rule, target.placement, entry.path);
     const stored = await putToTargets(
       target,
@@ -106,5 +107,5 @@ export async function publishZip(
     );
     files.push({ file: `${rule.source}/${entry.path}`, size: stored, targets });
   });
-  return { size: counter.bytes, files, refused: walk.refused };
+  return { size: walk.size, files, refused: walk.refused };
 }

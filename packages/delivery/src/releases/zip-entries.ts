@@ -1,11 +1,12 @@
-import { randomUUID } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import yauzl from "yauzl";
+import { ByteCounter } from "../storage/byte-counter.js";
 import { keyProblem } from "../storage/object-store.js";
+import { scratchFileName } from "../storage/scratch-files.js";
 
 /** One file inside a zip archive, opened on demand (entries are read one at a time). */
 export interface ZipFileEntry {
@@ -29,24 +30,35 @@ export interface ZipWalk {
   readonly refused: readonly string[];
 }
 
+export interface ZipStreamWalk extends ZipWalk {
+  /** Bytes of the archive itself. */
+  readonly size: number;
+}
+
 /**
  * Streams `source` (a zip archive) to a temp file — a zip's directory is at its end, so it
  * cannot be read as it arrives — then hands each file entry to `visit`, one at a time.
  * Directories are skipped; entries with absolute paths, drive letters, backslashes or `..`
- * are refused and reported, never visited. The temp file is removed in every case.
+ * are refused and reported, never visited. The temp file is removed in every case, and
+ * `source` is consumed or destroyed in every case.
  */
 export async function walkZipStream(
   source: Readable,
   tempDir: string,
   visit: (entry: ZipFileEntry) => Promise<void>,
   maxExpandedBytes = MAX_EXPANDED_BYTES,
-): Promise<ZipWalk> {
-  await mkdir(tempDir, { recursive: true });
-  const path = join(tempDir, `${randomUUID()}.zip`);
+): Promise<ZipStreamWalk> {
+  // NOTE: the source may fail while the temp folder is being created, before `pipeline`
+  // listens; this listener keeps that from being an uncaught error (pipeline still sees it).
+  source.once("error", () => {});
+  const path = join(tempDir, scratchFileName(".zip"));
+  const counter = new ByteCounter();
   try {
-    await pipeline(source, createWriteStream(path, { flags: "wx" }));
-    return await walkZipFile(path, visit, maxExpandedBytes);
+    await mkdir(tempDir, { recursive: true });
+    await pipeline(source, counter, createWriteStream(path, { flags: "wx" }));
+    return { ...(await walkZipFile(path, visit, maxExpandedBytes)), size: counter.bytes };
   } finally {
+    source.destroy();
     await rm(path, { force: true });
   }
 }

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
 import {
   access,
@@ -25,6 +24,7 @@ import {
   type PutOptions,
   type StoredObject,
 } from "./object-store.js";
+import { scratchFileName } from "./scratch-files.js";
 
 /**
  * Folder (inside the root) for files being written. Its leading dot keeps it apart from buckets,
@@ -68,7 +68,7 @@ export class LocalObjectStore implements ObjectStore {
     body.once("error", () => {});
     const incoming = join(this.root, INCOMING_DIR);
     await mkdir(incoming, { recursive: true });
-    const temp = join(incoming, randomUUID());
+    const temp = join(incoming, scratchFileName());
     const counter = new ByteCounter();
     try {
       await pipeline(body, counter, createWriteStream(temp, { flags: "wx" }));

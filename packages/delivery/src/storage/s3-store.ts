@@ -1,4 +1,5 @@
 import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import {
   DeleteObjectsCommand,
   GetObjectCommand,
@@ -66,8 +67,10 @@ export class S3ObjectStore implements ObjectStore {
     assertBucketName(bucket);
     assertSafeKey(key);
     const counted = new ByteCounter();
-    body.once("error", (error) => counted.destroy(error));
-    body.pipe(counted);
+    // NOTE: started before the upload (which reads `counted` only after awaits of its own), so
+    // an error of `body` or `counted` is handled from now on; it reaches the upload as the
+    // failure of the stream it reads, and the multipart upload is aborted.
+    const feeding = pipeline(body, counted);
     const upload = new Upload({
       client: this.client,
       params: {
@@ -83,9 +86,12 @@ export class S3ObjectStore implements ObjectStore {
     });
     try {
       await upload.done();
-    } finally {
-      body.unpipe(counted);
+    } catch (error) {
+      counted.destroy();
+      await feeding.catch(() => {});
+      throw error;
     }
+    await feeding;
     return { size: counted.bytes };
   }
 

@@ -139,6 +139,60 @@ describe("the code host client's release questions", () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
+  it("gives up on a signed URL that never answers, within the request timeout", async () => {
+    const impatient = new GithubClient({
+      baseUrl: stub.url,
+      token: "test-token",
+      logger: createLogging({ destination: new LogCapture() }).forTarget("delivery::codehost"),
+      policy: { retries: 0, requestTimeoutMs: 300, downloadIdleTimeoutMs: 60_000 },
+    });
+    const release = releases.addRelease("acme/unanswered", {
+      tag: "v1.0.0",
+      assets: [{ name: "a.bin", content: "a", faults: [{ kind: "unanswered", after: 0 }] }],
+    });
+    const started = Date.now();
+    await expect(
+      impatient.downloadAsset("acme", "unanswered", release.assets[0]?.id ?? 0),
+    ).rejects.toMatchObject({ code: "codehost_unavailable" });
+    // Bounded by the 300 ms request timeout, far below the 60 s idle timeout of the body.
+    expect(Date.now() - started).toBeLessThan(30_000);
+  });
+
+  it("says how far a download got when it breaks off or stalls", async () => {
+    const content = "x".repeat(10_000);
+    const release = releases.addRelease("acme/broken-off", {
+      tag: "v1.0.0",
+      assets: [
+        {
+          name: "a.bin",
+          content,
+          faults: [
+            { kind: "truncated", after: 1000 },
+            { kind: "reset", after: 1000 },
+            { kind: "stalled", after: 1000 },
+          ],
+        },
+      ],
+    });
+    const id = release.assets[0]?.id ?? 0;
+    const messages: string[] = [];
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const download = await client.downloadAsset("acme", "broken-off", id);
+      const failure = await buffer(download.body).then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(failure).toMatchObject({ code: "codehost_unavailable" });
+      messages.push((failure as Error).message);
+    }
+    expect(messages).toEqual([
+      expect.stringMatching(/^The download broke off after \d+ of 10000 bytes: \S/),
+      expect.stringMatching(/^The download broke off after \d+ of 10000 bytes: \S/),
+      "The download stalled after 1000 of 10000 bytes (nothing for 300 ms)",
+    ]);
+    expect(await text((await client.downloadAsset("acme", "broken-off", id)).body)).toBe(content);
+  });
+
   it("streams a large generated asset intact", async () => {
     const size = 8 * 1024 * 1024 + 7;
     const release = releases.addRelease("acme/large", {

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { Readable } from "node:stream";
+import type { FastifyReply } from "fastify";
 import type { StubRoutes } from "../fixtures/github-stub.js";
 
 // Releases, assets and repository contents for the GitHub stub (passed as extra `routes`).
@@ -9,11 +10,24 @@ import type { StubRoutes } from "../fixtures/github-stub.js";
 /** Asset bytes: given in full, or `generated` bytes produced chunk by chunk on each download. */
 export type StubAssetContent = Buffer | { readonly generated: number };
 
+/**
+ * A signed download that goes wrong after `after` bytes of the body, announced with the asset's
+ * full `Content-Length`: `truncated` then closes the connection cleanly, `reset` resets it
+ * (TCP RST), `stalled` sends nothing more and keeps it open. `unanswered` never even sends the
+ * headers.
+ */
+export interface DownloadFault {
+  readonly kind: "truncated" | "reset" | "stalled" | "unanswered";
+  readonly after: number;
+}
+
 export interface StubAsset {
   id: number;
   name: string;
   content: StubAssetContent;
   contentType: string;
+  /** Faults of this asset's next signed downloads, consumed one per download. */
+  faults: DownloadFault[];
 }
 
 export interface StubRelease {
@@ -87,7 +101,12 @@ export interface ReleaseStub {
       draft?: boolean;
       prerelease?: boolean;
       createdAt?: string;
-      assets?: Array<{ name: string; content: StubAssetContent | string; contentType?: string }>;
+      assets?: Array<{
+        name: string;
+        content: StubAssetContent | string;
+        contentType?: string;
+        faults?: DownloadFault[];
+      }>;
       files?: Record<string, string | Buffer>;
     },
   ): StubRelease;
@@ -198,6 +217,8 @@ export function createReleaseStub(): ReleaseStub {
       }
       const asset = findAsset(Number(request.params.id));
       if (!asset) return reply.code(404).send(notFound);
+      const fault = asset.faults.shift();
+      if (fault) return sendFault(reply, asset.content, fault);
       if (state.failSignedDownloads > 0) {
         state.failSignedDownloads -= 1;
         return reply.code(500).send({ message: "signed storage failed" });
@@ -259,6 +280,7 @@ export function createReleaseStub(): ReleaseStub {
           name: asset.name,
           content: typeof asset.content === "string" ? Buffer.from(asset.content) : asset.content,
           contentType: asset.contentType ?? "application/octet-stream",
+          faults: [...(asset.faults ?? [])],
         })),
         files: new Map(
           Object.entries(spec.files ?? {}).map(([path, content]) => [
@@ -272,6 +294,30 @@ export function createReleaseStub(): ReleaseStub {
       return release;
     },
   };
+}
+
+/** The first `length` bytes of an asset's content. */
+function prefixOf(content: StubAssetContent, length: number): Buffer {
+  if (Buffer.isBuffer(content)) return content.subarray(0, length);
+  const prefix = Buffer.allocUnsafe(Math.min(length, content.generated));
+  for (let i = 0; i < prefix.length; i++) prefix[i] = generatedByte(i);
+  return prefix;
+}
+
+/** Answers a signed download with `fault`, on the raw socket (Fastify would finish the body). */
+function sendFault(reply: FastifyReply, content: StubAssetContent, fault: DownloadFault): void {
+  reply.hijack();
+  if (fault.kind === "unanswered") return;
+  const response = reply.raw;
+  response.writeHead(200, {
+    "content-type": "application/octet-stream",
+    "content-length": sizeOf(content),
+  });
+  response.write(prefixOf(content, fault.after), () => {
+    if (fault.kind === "truncated") response.socket?.end();
+    if (fault.kind === "reset") response.socket?.resetAndDestroy();
+    // stalled: the connection stays open until the client gives up on it.
+  });
 }
 
 function generatedCut(content: Buffer, cutAfter: number): Readable {
