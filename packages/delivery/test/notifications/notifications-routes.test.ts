@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startGithubStub } from "../fixtures/github-stub.js";
 import { startTelegramStub, type TelegramStub } from "../fixtures/telegram-stub.js";
 import { createTestApp, TEST_API_KEY, type TestApp } from "../helpers/test-app.js";
@@ -28,10 +28,9 @@ storage:
   folder_name: app
 `;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 for (const dialect of DIALECTS) {
   describe.skipIf(!(await dialectAvailable(dialect)))(`notifications (${dialect})`, () => {
+    // Each test gets its own app, database, code host and Telegram: none depends on another's.
     let t: TestApp;
     let telegram: TelegramStub;
     let releases: ReleaseStub;
@@ -64,17 +63,24 @@ for (const dialect of DIALECTS) {
       expect(response.statusCode).toBe(200);
     }
 
-    /** The notification of a tag once Telegram took it (sends run in the background). */
-    async function delivered(tag: string) {
-      for (let i = 0; i < 100; i++) {
-        const found = (await list()).notifications.find((n: { tag: string }) => n.tag === tag);
-        if (found?.delivered) return found;
-        await sleep(20);
-      }
-      throw new Error(`no delivered notification for ${tag}`);
+    /** Stores the notification of a published release `tag` of `acme/app`, as processing does. */
+    const recordRelease = (tag: string) =>
+      t.services.notifications.releaseRecorded({
+        repository: "acme/app",
+        tag,
+        status: "success",
+        files_count: 1,
+        errors: [],
+        trigger: "manual",
+      });
+
+    /** The stored notification of a tag once its background send is over, taken or refused. */
+    async function notificationOf(tag: string) {
+      await t.services.notifications.drain();
+      return (await list()).notifications.find((n: { tag: string }) => n.tag === tag);
     }
 
-    beforeAll(async () => {
+    beforeEach(async () => {
       telegram = await startTelegramStub(BOT_TOKEN);
       releases = createReleaseStub();
       const stub = await startGithubStub({ routes: [releases.routes] });
@@ -87,7 +93,7 @@ for (const dialect of DIALECTS) {
         },
       });
     });
-    afterAll(async () => {
+    afterEach(async () => {
       await t.close();
       await t.stub.close();
       await telegram.close();
@@ -98,7 +104,7 @@ for (const dialect of DIALECTS) {
         ".delivery.yml": DECLARATION,
         "README.md": "# App",
       });
-      const notification = await delivered("v1.0.0");
+      const notification = await notificationOf("v1.0.0");
       expect(notification).toEqual({
         id: expect.any(Number),
         type: "release_processed",
@@ -108,20 +114,21 @@ for (const dialect of DIALECTS) {
         delivered: true,
         created_at: expect.any(String),
       });
-      const sent = telegram.messages.find((m) => m.text.includes("v1.0.0"));
-      expect(sent).toMatchObject({ chat_id: CHAT_ID, text: notification.message });
-      expect(sent?.text).toContain("acme/app");
+      expect(telegram.messages).toEqual([
+        { token: BOT_TOKEN, chat_id: CHAT_ID, text: notification.message },
+      ]);
+      expect(notification.message).toContain("v1.0.0");
     });
 
     it("a partial release (a doc missing) and a failed one (no declaration) are notified too", async () => {
       await checkRelease("acme/partial", "v2.0.0", { ".delivery.yml": DECLARATION });
       await checkRelease("acme/failing", "v3.0.0", {});
-      expect(await delivered("v2.0.0")).toMatchObject({
+      expect(await notificationOf("v2.0.0")).toMatchObject({
         type: "release_partial",
         repository: "acme/partial",
         delivered: true,
       });
-      expect(await delivered("v3.0.0")).toMatchObject({
+      expect(await notificationOf("v3.0.0")).toMatchObject({
         type: "release_failed",
         repository: "acme/failing",
         delivered: true,
@@ -130,20 +137,32 @@ for (const dialect of DIALECTS) {
 
     it("a send Telegram refuses is recorded as not delivered; publishing is unaffected", async () => {
       telegram.failNext(1, 500);
-      const before = telegram.paths.length;
       await checkRelease("acme/refused", "v4.0.0", {
         ".delivery.yml": DECLARATION,
         "README.md": "x",
       });
-      for (let i = 0; i < 100 && telegram.paths.length === before; i++) await sleep(20);
-      await sleep(50);
-      const notification = (await list()).notifications.find(
-        (n: { tag: string }) => n.tag === "v4.0.0",
-      );
+      const notification = await notificationOf("v4.0.0");
+      // Telegram was asked once, and refused.
+      expect(telegram.paths).toEqual([`/bot${BOT_TOKEN}/sendMessage`]);
+      expect(telegram.messages).toEqual([]);
       expect(notification).toMatchObject({ type: "release_processed", delivered: false });
+      expect(t.logs.forTarget("delivery::telegram")).toContainEqual(
+        expect.objectContaining({
+          level: "WARN",
+          fields: expect.objectContaining({
+            message: "telegram refused the message",
+            status: 500,
+            description: "Internal Server Error",
+          }),
+        }),
+      );
     });
 
     it("lists newest first with the total, honouring limit", async () => {
+      for (const tag of ["v1.0.0", "v2.0.0", "v3.0.0", "v4.0.0"]) {
+        await recordRelease(tag);
+        t.clock.advance(1_000);
+      }
       const all = await list();
       expect(all.total).toBe(4);
       expect(all.notifications.map((n: { tag: string }) => n.tag)).toEqual([
@@ -153,7 +172,7 @@ for (const dialect of DIALECTS) {
         "v1.0.0",
       ]);
       const two = await list("?limit=2");
-      expect(two.notifications).toHaveLength(2);
+      expect(two.notifications.map((n: { tag: string }) => n.tag)).toEqual(["v4.0.0", "v3.0.0"]);
       expect(two.total).toBe(4);
       const bad = await t.app.inject({
         method: "GET",
@@ -164,17 +183,21 @@ for (const dialect of DIALECTS) {
     });
 
     it("deletes one by id, then answers 404 for it", async () => {
+      await recordRelease("v1.0.0");
+      await recordRelease("v2.0.0");
       const [newest] = (await list()).notifications;
       const url = `/monitor/notifications/${newest.id}`;
       const deleted = await t.app.inject({ method: "DELETE", url, headers: asApiKey });
       expect(deleted.statusCode).toBe(200);
       expect(deleted.json()).toEqual({ success: true });
+      expect((await list()).notifications.map((n: { tag: string }) => n.tag)).toEqual(["v1.0.0"]);
       const again = await t.app.inject({ method: "DELETE", url, headers: asApiKey });
       expect(again.statusCode).toBe(404);
       expect(again.json()).toEqual({ error: `Notification ${newest.id} not found` });
     });
 
     it("cleans up by age: nothing is 30 days old yet, everything is older than 0 days", async () => {
+      for (const tag of ["v1.0.0", "v2.0.0", "v3.0.0"]) await recordRelease(tag);
       t.clock.advance(1_000);
       const byDefault = await t.app.inject({
         method: "POST",
@@ -200,6 +223,7 @@ for (const dialect of DIALECTS) {
       });
       expect(ok.statusCode).toBe(200);
       expect(ok.json()).toEqual({ success: true });
+      expect(telegram.messages).toHaveLength(1);
       telegram.failNext(1, 401);
       const refused = await t.app.inject({
         method: "POST",
@@ -210,7 +234,16 @@ for (const dialect of DIALECTS) {
       expect(refused.json()).toEqual({ error: "Telegram refused the message: 401 Unauthorized" });
     });
 
-    it("keeps the bot token out of every log line", () => {
+    it("keeps the bot token out of every log line", async () => {
+      // A send taken, a send refused and a refused test message: every path that logs.
+      await recordRelease("v1.0.0");
+      telegram.failNext(2, 401);
+      await recordRelease("v2.0.0");
+      await t.services.notifications.drain();
+      await t.app.inject({ method: "POST", url: "/monitor/telegram/test", headers: asApiKey });
+      const telegramLines = t.logs.forTarget("delivery::telegram");
+      expect(telegramLines.length).toBeGreaterThanOrEqual(2);
+      expect(telegram.paths).toHaveLength(3);
       expect(JSON.stringify(t.logs.lines)).not.toContain(BOT_TOKEN);
     });
 
