@@ -8,6 +8,7 @@ import { NotificationRepository } from "./notifications/notification-repository.
 import { NotificationService } from "./notifications/notification-service.js";
 import { telegramChannel } from "./notifications/telegram-client.js";
 import { HistoryRepository } from "./releases/history-repository.js";
+import { LocationRepository } from "./releases/location-repository.js";
 import { ReleaseProcessor } from "./releases/release-processor.js";
 import { ReleaseService } from "./releases/release-service.js";
 import { RepoRepository } from "./repositories/repo-repository.js";
@@ -65,6 +66,7 @@ export function createServices(adapters: Adapters): AppDeps {
   const processor = new ReleaseProcessor({
     host: adapters.codehost,
     history,
+    locations: new LocationRepository(database.db),
     storage,
     clock,
     logger: adapters.logging.forTarget("delivery::releases"),

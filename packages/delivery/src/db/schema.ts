@@ -58,6 +58,16 @@ export interface ReleaseHistoryTable {
   processed_at: string | null;
 }
 
+/** One row per storage location (provider, bucket, top folder): the repository that owns it. */
+export interface StorageLocationsTable {
+  provider: string;
+  bucket: string;
+  /** Compared without regard to case. */
+  folder: string;
+  repository_id: number;
+  claimed_at: string;
+}
+
 /**
  * Every table the service knows. A module that adds a table adds its interface here and its
  * migration to `migrations/index.ts`.
@@ -68,4 +78,5 @@ export interface Schema {
   notifications: NotificationsTable;
   scheduler_lease: SchedulerLeaseTable;
   release_history: ReleaseHistoryTable;
+  storage_locations: StorageLocationsTable;
 }

@@ -26,6 +26,11 @@ import type {
   HistoryStatus,
   ProcessingTrigger,
 } from "./history-repository.js";
+import {
+  describeLocation,
+  type LocationClaim,
+  type StorageLocation,
+} from "./location-repository.js";
 import { pruneVersions, versionsKept } from "./pruning.js";
 import { type PublishedFile, type PublishTarget, publishFile, publishZip } from "./publisher.js";
 import {
@@ -64,9 +69,15 @@ export const DEFAULT_PROCESSING_POLICY: ProcessingPolicy = {
   maxDeclarationBytes: 256 * 1024,
 };
 
+/** Who may publish where: a location belongs to the first repository that publishes there. */
+export interface LocationClaims {
+  claim(location: StorageLocation, repositoryId: number, now: Date): Promise<LocationClaim>;
+}
+
 export interface ReleaseProcessorDeps {
   readonly host: ReleaseHost;
   readonly history: HistoryRepository;
+  readonly locations: LocationClaims;
   readonly storage: StorageProviders;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -312,6 +323,7 @@ export class ReleaseProcessor {
     }
     const target = this.targetFor(repository, release, declaration, result);
     if (!target) return "failed";
+    if (!(await this.ownsLocation(repository, declaration, result))) return "failed";
 
     const named = new Set(declared.artifacts.map((artifact) => artifact.source));
     for (const asset of release.assets) {
@@ -466,6 +478,26 @@ export class ReleaseProcessor {
       return null;
     }
     return { store, bucket, placement, tempDir: this.deps.tempDir };
+  }
+
+  /**
+   * Claims the declaration's storage location for the repository, or reports who owns it: a
+   * repository never writes to, nor prunes, another repository's folder.
+   */
+  private async ownsLocation(
+    repository: WatchedRepository,
+    declaration: Declaration,
+    result: ReleaseResult,
+  ): Promise<boolean> {
+    const { provider, bucket, folderName } = declaration.storage;
+    const location = { provider, bucket, folder: folderName };
+    const claim = await this.deps.locations.claim(location, repository.id, this.deps.clock.now());
+    if (claim.owned) return true;
+    result.errors.push(
+      `${DECLARATION_FILE}: storage: ${describeLocation(location)} belongs to ${claim.owner}; ` +
+        `choose another folder_name (deleting ${claim.owner} frees it)`,
+    );
+    return false;
   }
 
   private async publishArtifact(

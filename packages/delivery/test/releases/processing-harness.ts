@@ -4,6 +4,7 @@ import { LogCapture, makeTempDir } from "@rd/common/test-kit";
 import { GithubClient } from "../../src/codehost/github-client.js";
 import type { Database } from "../../src/db/database.js";
 import { HistoryRepository } from "../../src/releases/history-repository.js";
+import { LocationRepository } from "../../src/releases/location-repository.js";
 import { type ProcessingPolicy, ReleaseProcessor } from "../../src/releases/release-processor.js";
 import { RepoRepository, type WatchedRepository } from "../../src/repositories/repo-repository.js";
 import { LocalObjectStore } from "../../src/storage/local-store.js";
@@ -92,6 +93,7 @@ export async function createProcessingHarness(
       return new ReleaseProcessor({
         host: client,
         history: new HistoryRepository(db.db),
+        locations: new LocationRepository(db.db),
         storage: options.storage ?? storage,
         clock,
         logger: logging.forTarget("delivery::releases"),

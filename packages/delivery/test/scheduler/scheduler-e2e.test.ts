@@ -29,7 +29,6 @@ artifacts:
 storage:
   provider: local
   bucket: public
-  folder_name: cli
 `;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -18,7 +18,6 @@ artifacts:
 storage:
   provider: local
   bucket: public
-  folder_name: tool
 `;
 
 let deliveries = 0;

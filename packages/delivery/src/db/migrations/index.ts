@@ -3,6 +3,7 @@ import type { SqlDialect } from "../dialect.js";
 import * as foundation from "./0001-foundation.js";
 import * as releaseHistory from "./0002-release-history.js";
 import * as notificationsAndLease from "./0003-notifications-and-scheduler-lease.js";
+import * as storageLocations from "./0004-storage-locations.js";
 
 /** One versioned step of the schema. `up` receives the dialect helpers for what differs. */
 export interface VersionedMigration {
@@ -18,6 +19,7 @@ export const MIGRATIONS: readonly VersionedMigration[] = [
   { name: "0001-foundation", up: foundation.up },
   { name: "0002-release-history", up: releaseHistory.up },
   { name: "0003-notifications-and-scheduler-lease", up: notificationsAndLease.up },
+  { name: "0004-storage-locations", up: storageLocations.up },
 ];
 
 /**
