@@ -31,7 +31,8 @@ const COMMANDS: Record<string, Command> = {
 
 export async function run(argv: string[]): Promise<number> {
   const [name = "serve", ...args] = argv;
-  const command = COMMANDS[name];
+  // NOTE: `Object.hasOwn`, so `relay constructor` is an unknown command, not Object's.
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) {
     process.stderr.write(
       `relay: unknown command "${name}" (try: ${Object.keys(COMMANDS).join(", ")})\n`,

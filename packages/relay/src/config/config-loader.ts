@@ -90,10 +90,12 @@ export function validateConfigFile(value: unknown, where: string): ConfigFile {
 
 /** Applies defaults and environment overrides; the result is deeply frozen. */
 export function resolveConfig(file: ConfigFile, env: RelayEnv): RelayConfig {
-  const domains: Record<string, DomainConfig> = {};
-  for (const [name, domain] of Object.entries(file.domains ?? {})) {
-    domains[name] = { ...domain, status: domain.status ?? "active" };
-  }
+  const domains = ownRecord(
+    Object.entries(file.domains ?? {}).map(([name, domain]): [string, DomainConfig] => [
+      name,
+      { ...domain, status: domain.status ?? "active" },
+    ]),
+  );
   const ledgerFile = env.ledgerFile ?? file.ledger_file;
   return deepFreeze({
     listen: file.listen ?? DEFAULTS.listen,
@@ -110,7 +112,7 @@ export function resolveConfig(file: ConfigFile, env: RelayEnv): RelayConfig {
     require_tls: file.require_tls ?? DEFAULTS.require_tls,
     ledger_file: ledgerFile && resolve(env.configDir, ledgerFile),
     ledger_max_bytes: file.ledger_max_bytes ?? DEFAULTS.ledger_max_bytes,
-    mx_override: file.mx_override ?? {},
+    mx_override: ownRecord(Object.entries(file.mx_override ?? {})),
     public_ip: file.public_ip,
     trusted_proxies: file.trusted_proxies ?? DEFAULTS.trusted_proxies,
     sync_retry_delays_secs: file.sync_retry_delays_secs ?? DEFAULTS.sync_retry_delays_secs,
@@ -127,6 +129,17 @@ export function resolveConfig(file: ConfigFile, env: RelayEnv): RelayConfig {
 /** The file's text: two-space JSON with a final newline, as a person would write it. */
 export function serializeConfig(file: ConfigFile): string {
   return `${JSON.stringify(file, null, 2)}\n`;
+}
+
+/**
+ * A record without a prototype. Its keys are looked up with request data (a domain in a URL,
+ * an envelope sender): `constructor` or `__proto__` must find nothing, not a built-in of every
+ * plain object.
+ */
+function ownRecord<T>(entries: ReadonlyArray<readonly [string, T]>): Record<string, T> {
+  const record: Record<string, T> = Object.create(null);
+  for (const [key, value] of entries) record[key] = value;
+  return record;
 }
 
 function deepFreeze<T>(value: T): T {

@@ -48,7 +48,12 @@ export function createDomainService(deps: DomainServiceDeps): DomainService {
     });
   };
 
-  const lookupName = (value: string) => normalizeDomainName(value) ?? value;
+  /** The configured name `value` designates; anything that is not a host name is none. */
+  const configuredName = (value: string): string => {
+    const name = normalizeDomainName(value);
+    if (!name) throw Errors.notFound(`domain ${value} is not configured`);
+    return name;
+  };
 
   return {
     async add(rawDomain, rawSelector) {
@@ -69,7 +74,9 @@ export function createDomainService(deps: DomainServiceDeps): DomainService {
       }
       try {
         await config.update((file) => {
-          if (file.domains?.[domain]) throw Errors.exists(`domain ${domain} already exists`);
+          if (file.domains && Object.hasOwn(file.domains, domain)) {
+            throw Errors.exists(`domain ${domain} already exists`);
+          }
           file.domains = {
             ...file.domains,
             [domain]: { selector, key_path: keyPath, status: "pending" },
@@ -94,14 +101,16 @@ export function createDomainService(deps: DomainServiceDeps): DomainService {
         .sort((a, b) => a.domain.localeCompare(b.domain));
     },
 
-    instructions(domain) {
-      return kitFor(config.current(), lookupName(domain));
+    async instructions(domain) {
+      return kitFor(config.current(), configuredName(domain));
     },
 
     async remove(rawDomain) {
-      const domain = lookupName(rawDomain);
+      const domain = configuredName(rawDomain);
       const keyPath = await config.update((file) => {
-        const entry = file.domains?.[domain];
+        // NOTE: the file's records are plain objects: only an own key is a configured domain.
+        const entry =
+          file.domains && Object.hasOwn(file.domains, domain) ? file.domains[domain] : undefined;
         if (!file.domains || !entry) throw Errors.notFound(`domain ${domain} is not configured`);
         delete file.domains[domain];
         return entry.key_path;
