@@ -26,6 +26,7 @@ export const Errors = {
   badRecipient: defineError("bad_recipient", 400, "a recipient is not a valid address"),
   emptyRaw: defineError("empty_raw", 400, "raw is empty"),
   badMessage: defineError("bad_message", 400, "the message header block is malformed"),
+  headersTooLarge: defineError("headers_too_large", 400, "the message header block is too large"),
   unauthorized: defineError("unauthorized", 401, "missing or wrong credentials"),
   forbidden: defineError("forbidden", 403, "this address may not call the relay"),
   domainPending: defineError("domain_pending", 403, "the sender domain is not active yet"),

@@ -10,6 +10,7 @@ describe("SMTP replies to refused submissions", () => {
     [Errors.domainPending(), 550, "5.7.1"],
     [Errors.noDkimKit(), 550, "5.7.1"],
     [Errors.payloadTooLarge(), 552, "5.3.4"],
+    [Errors.headersTooLarge(), 552, "5.3.4"],
     [Errors.repeatedHeader(), 554, "5.6.0"],
     [Errors.badMessage(), 554, "5.6.0"],
     [Errors.emptyRaw(), 554, "5.6.0"],

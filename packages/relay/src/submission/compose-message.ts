@@ -1,5 +1,7 @@
 import MailComposer from "nodemailer/lib/mail-composer/index.js";
 import { Errors } from "../http/errors.js";
+import { mailboxListField, unstructuredField } from "../mime/header-encoding.js";
+import { checkHeaderBlockSize } from "./header-limit.js";
 import { type Mailbox, parseMailbox } from "./mailbox.js";
 
 /** The fields of `POST /send` as they arrive (already shape-checked by the route schema). */
@@ -56,18 +58,22 @@ export const QUOTED_PRINTABLE_MAX_BYTES = 256 * 1024;
 /**
  * Builds the RFC 5322 message for `/send` (CRLF line endings, UTF-8 encoded where needed):
  * html and text → multipart/alternative; one of them → a single part of that type;
- * neither → an empty text/plain body.
+ * neither → an empty text/plain body. From, To and Subject are written by `header-encoding.ts`
+ * (folded within RFC 5322's line limit), the rest by nodemailer's MailComposer.
+ * Throws `headers_too_large` when the header block would pass `MAX_HEADER_BLOCK_BYTES`.
  */
 export async function composeMessage(
   send: ValidatedSend,
   identity: { readonly messageId: string; readonly date: Date },
 ): Promise<Buffer> {
+  // Encoding only makes text longer: what is over the limit already is refused unencoded.
+  checkHeaderBlockSize(
+    Buffer.byteLength(send.subject) +
+      [send.from, ...send.to].reduce((sum, { name }) => sum + Buffer.byteLength(name ?? ""), 0),
+  );
   const hasBody = send.html !== undefined || send.text !== undefined;
   const bodyBytes = Buffer.byteLength(send.text ?? "") + Buffer.byteLength(send.html ?? "");
   const composer = new MailComposer({
-    from: toAddress(send.from),
-    to: send.to.map(toAddress),
-    subject: send.subject,
     ...(send.text !== undefined && { text: send.text }),
     ...(send.html !== undefined && { html: send.html }),
     ...(!hasBody && { text: "" }),
@@ -78,9 +84,16 @@ export async function composeMessage(
     disableFileAccess: true,
     disableUrlAccess: true,
   });
-  return composer.compile().build();
-}
-
-function toAddress(mailbox: Mailbox): { name: string; address: string } {
-  return { name: mailbox.name ?? "", address: mailbox.address };
+  const addressed = [
+    mailboxListField("From", [send.from]),
+    mailboxListField("To", send.to),
+    // Like MailComposer, no Subject field for a blank subject.
+    ...(send.subject.trim() === "" ? [] : [unstructuredField("Subject", send.subject)]),
+  ];
+  // NOTE: MailComposer keeps the text's bare LFs in quoted-printable bodies. They become CRLF
+  // on the wire (SMTP data), so they become CRLF here: what is signed is what is sent.
+  const built = (await composer.compile().build()).toString("latin1").replace(/\r?\n/g, "\r\n");
+  const message = `${addressed.join("\r\n")}\r\n${built}`;
+  checkHeaderBlockSize(message.indexOf("\r\n\r\n"));
+  return Buffer.from(message, "latin1");
 }

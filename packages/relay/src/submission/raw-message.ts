@@ -1,5 +1,7 @@
 import addressparser from "nodemailer/lib/addressparser/index.js";
 import { Errors } from "../http/errors.js";
+import { headerFields, splitMessage } from "../mime/message-parts.js";
+import { checkHeaderBlockSize } from "./header-limit.js";
 
 /** Headers that may appear at most once in a submitted message (decisions → Sending). */
 export const SINGLE_INSTANCE_HEADERS = ["from", "to", "subject", "date", "message-id"] as const;
@@ -50,6 +52,7 @@ export function prepareRawMessage(
   if (text.trim() === "") throw Errors.emptyRaw();
   const normalised = text.replace(/\r\n|\r|\n/g, CRLF);
   const { headerBlock, body } = splitMessage(normalised);
+  checkHeaderBlockSize(headerBlock.length);
   const fields = parseHeaderBlock(headerBlock);
 
   for (const name of SINGLE_INSTANCE_HEADERS) {
@@ -73,42 +76,30 @@ export function prepareRawMessage(
 
   const prefix = added.map((line) => line + CRLF).join("");
   return {
-    message: Buffer.from(prefix + normalised, "latin1"),
+    message: Buffer.from(prefix + withBody(normalised, body), "latin1"),
     messageId,
     subjectLength: (fieldValue(fields, "subject") ?? "").length,
-    bodyBytes: body.length,
+    bodyBytes: body?.length ?? 0,
   };
 }
 
-/** Splits at the first empty line; a message without one is all header. */
-function splitMessage(message: string): { headerBlock: string; body: string } {
-  if (message.startsWith(CRLF)) return { headerBlock: "", body: message.slice(CRLF.length) };
-  const end = message.indexOf(CRLF + CRLF);
-  if (end === -1) {
-    return { headerBlock: message.endsWith(CRLF) ? message.slice(0, -2) : message, body: "" };
-  }
-  return { headerBlock: message.slice(0, end), body: message.slice(end + 4) };
+/**
+ * The message with the empty line that ends its header block: a message that is all header
+ * (RFC 5322 makes the body optional) gets it, so that it is signed and sent with an empty body.
+ */
+function withBody(message: string, body: string | null): string {
+  if (body !== null) return message;
+  return message.endsWith(CRLF) ? message + CRLF : message + CRLF + CRLF;
 }
 
 /** Parses a CRLF header block into fields, unfolding continuation lines (RFC 5322 §2.2.3). */
 export function parseHeaderBlock(headerBlock: string): HeaderField[] {
-  if (headerBlock === "") return [];
-  const fields: Array<{ name: string; value: string }> = [];
-  for (const [index, line] of headerBlock.split(CRLF).entries()) {
-    if (line.startsWith(" ") || line.startsWith("\t")) {
-      const current = fields.at(-1);
-      if (!current) throw Errors.badMessage("the message starts with a continuation line");
-      current.value += line;
-      continue;
-    }
-    const colon = line.indexOf(":");
-    const name = colon > 0 ? line.slice(0, colon).trimEnd() : "";
+  return headerFields(headerBlock).map(({ name, value }, index) => {
     if (!FIELD_NAME.test(name)) {
-      throw Errors.badMessage(`header line ${index + 1} is not "Name: value"`);
+      throw Errors.badMessage(`header field ${index + 1} is not "Name: value"`);
     }
-    fields.push({ name, value: line.slice(colon + 1) });
-  }
-  return fields.map(({ name, value }) => ({ name, value: value.trim() }));
+    return { name, value: value.replaceAll(CRLF, "").trim() };
+  });
 }
 
 function fieldValue(fields: readonly HeaderField[], name: string): string | undefined {
