@@ -35,6 +35,16 @@ export interface CodeHostPolicy {
   readonly downloadIdleTimeoutMs: number;
 }
 
+/**
+ * Statuses never retried: every 4xx. A client error (a 414 for an over-long URL, a 422) is the
+ * same on every attempt; rate limits (403/429 with their headers) are waited out by the
+ * throttling plugin on its own terms, not by the retry plugin.
+ */
+export const NEVER_RETRIED_STATUSES: readonly number[] = Array.from(
+  { length: 100 },
+  (_, index) => 400 + index,
+);
+
 export const DEFAULT_CODEHOST_POLICY: CodeHostPolicy = {
   retries: 3,
   retryBaseDelayMs: 1_000,
@@ -61,12 +71,37 @@ export interface CodeHostRepository {
   readonly private: boolean;
 }
 
-/** The core REST rate limit; `reset` is in epoch seconds. */
+/**
+ * The core REST rate limit; `reset` is in epoch seconds. A field the code host left out or sent
+ * malformed (not a whole number from 0 up) is null: unknown, never a failure of the reader.
+ */
 export interface RateLimit {
-  readonly limit: number;
-  readonly remaining: number;
-  readonly used: number;
-  readonly reset: number;
+  readonly limit: number | null;
+  readonly remaining: number | null;
+  readonly used: number | null;
+  readonly reset: number | null;
+}
+
+function recordOf(value: unknown): Record<string, unknown> | null {
+  return typeof value === "object" && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : null;
+}
+
+function countOrNull(value: unknown): number | null {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : null;
+}
+
+/** Reads `resources.core` (or the deprecated top-level `rate`) of a `/rate_limit` answer. */
+function rateLimitOf(data: unknown): RateLimit {
+  const core =
+    recordOf(recordOf(recordOf(data)?.resources)?.core) ?? recordOf(recordOf(data)?.rate);
+  return {
+    limit: countOrNull(core?.limit),
+    remaining: countOrNull(core?.remaining),
+    used: countOrNull(core?.used),
+    reset: countOrNull(core?.reset),
+  };
 }
 
 // The plugins add no REST methods, so the instance keeps the plain Octokit type.
@@ -281,7 +316,11 @@ export class GithubClient implements CodeHostHooks {
             signal: init.signal ?? AbortSignal.timeout(policy.requestTimeoutMs),
           }),
       },
-      retry: { retries: policy.retries, retryAfterBaseValue: policy.retryBaseDelayMs },
+      retry: {
+        retries: policy.retries,
+        retryAfterBaseValue: policy.retryBaseDelayMs,
+        doNotRetry: [...NEVER_RETRIED_STATUSES],
+      },
       throttle: {
         onRateLimit: onLimit("code host rate limit exhausted"),
         onSecondaryRateLimit: onLimit("code host secondary rate limit hit"),
@@ -307,10 +346,10 @@ export class GithubClient implements CodeHostHooks {
    * it is informational and answers a public status request that should not hang.
    */
   async getRateLimit(): Promise<RateLimit> {
-    const { rate } = await this.call(() =>
+    const data: unknown = await this.call(() =>
       this.octokit.rest.rateLimit.get({ request: { retries: 0 } }),
     );
-    return { limit: rate.limit, remaining: rate.remaining, used: rate.used, reset: rate.reset };
+    return rateLimitOf(data);
   }
 
   /** The newest published release (never a draft or prerelease), or null when there is none. */

@@ -70,13 +70,17 @@ describe("GitHub client adapter (real Octokit over HTTP against the stub)", () =
     expect(stub.requestsTo("/repos/acme/rocket")).toHaveLength(3);
   });
 
-  it("does not retry a client error such as 401", async () => {
-    stub.failNext(1, 401);
-    await expect(client().getRepository("acme", "rocket")).rejects.toMatchObject({
-      code: "codehost_unavailable",
-    });
-    expect(stub.requestsTo("/repos/acme/rocket")).toHaveLength(1);
-  });
+  it.each([400, 401, 403, 405, 408, 409, 413, 414, 422, 429, 451, 499])(
+    "does not retry a client error (%i): it would get the same answer",
+    async (status) => {
+      stub.failNext(2, status);
+      await expect(client().getRepository("acme", "rocket")).rejects.toMatchObject({
+        code: "codehost_unavailable",
+        details: { status },
+      });
+      expect(stub.requestsTo("/repos/acme/rocket")).toHaveLength(1);
+    },
+  );
 
   it("does not retry the rate-limit reading (it answers a public status request)", async () => {
     stub.failNext(1, 502);

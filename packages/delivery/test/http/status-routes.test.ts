@@ -165,3 +165,52 @@ for (const dialect of DIALECTS) {
     },
   );
 }
+
+describe("GET /monitor/status with a malformed rate-limit answer from the code host", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp("sqlite");
+  });
+  afterAll(() => t.close());
+
+  const good = { limit: 5000, remaining: 4100, used: 900, reset: 1_900_000_500 };
+  const both = (rate: unknown) => ({ resources: { core: rate }, rate });
+
+  it.each([
+    ["a missing remaining", both({ ...good, remaining: undefined }), { ...good, remaining: null }],
+    [
+      "a remaining given as text",
+      both({ ...good, remaining: "4100" }),
+      { ...good, remaining: null },
+    ],
+    ["a negative remaining", both({ ...good, remaining: -1 }), { ...good, remaining: null }],
+    ["a fractional used", both({ ...good, used: 1.5 }), { ...good, used: null }],
+    ["an out-of-range limit", both({ ...good, limit: 1e300 }), { ...good, limit: null }],
+    ["a reset of null", both({ ...good, reset: null }), { ...good, reset: null }],
+    ["a boolean reset", both({ ...good, reset: true }), { ...good, reset: null }],
+    ["only the deprecated rate object", { rate: good }, good],
+    ["a core that is not an object", both("plenty"), null],
+    ["an empty object", {}, null],
+    ["an array", [good], null],
+    ["a body that is not JSON", "rate limit: plenty", null],
+  ])("answers 200 with the unknown fields null for %s", async (_case, body, expected) => {
+    t.clock.advance(RATE_LIMIT_CACHE_MS + 1);
+    t.stub.state.rateLimitBody = body;
+    const response = await t.app.inject({ method: "GET", url: "/monitor/status" });
+    expect(response.statusCode).toBe(200);
+    expect(response.json().codehost_rate_limit).toEqual(
+      expected ?? { limit: null, remaining: null, used: null, reset: null },
+    );
+  });
+
+  it("reports the code host's answer again once it is well-formed", async () => {
+    t.clock.advance(RATE_LIMIT_CACHE_MS + 1);
+    t.stub.state.rateLimitBody = both({ ...good, remaining: "many" });
+    expect((await t.app.inject({ method: "GET", url: "/monitor/status" })).statusCode).toBe(200);
+    t.stub.state.rateLimitBody = undefined;
+    t.stub.state.rateLimit = good;
+    t.clock.advance(RATE_LIMIT_CACHE_MS + 1);
+    const response = await t.app.inject({ method: "GET", url: "/monitor/status" });
+    expect(response.json().codehost_rate_limit).toEqual(good);
+  });
+});
