@@ -1,5 +1,5 @@
 import { SignJWT } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LOGIN_ATTEMPTS_PER_MINUTE } from "../../src/http/routes/auth-routes.js";
 import { createTestApp, TEST_API_KEY, TEST_JWT_SECRET, type TestApp } from "../helpers/test-app.js";
 import { DIALECTS, dialectAvailable } from "../helpers/test-database.js";
@@ -34,10 +34,17 @@ for (const dialect of DIALECTS) {
     const check = (token: string) =>
       t.app.inject({ method: "GET", url: "/auth/check", cookies: { access_token: token } });
 
-    beforeAll(async () => {
+    // Each test starts from its own app and empty database (the first registration is special).
+    beforeEach(async () => {
       t = await createTestApp(dialect);
     });
-    afterAll(() => t.close());
+    afterEach(() => t.close());
+
+    /** Registers Alice as the first user, which needs no API key. */
+    const registerAlice = async () => {
+      const response = await register(alice);
+      expect(response.statusCode).toBe(201);
+    };
 
     describe("registration", () => {
       it("lets the first user register without the API key (bootstrap), then requires it", async () => {
@@ -68,6 +75,7 @@ for (const dialect of DIALECTS) {
       });
 
       it("answers 409 for an email already registered, whatever its case", async () => {
+        await registerAlice();
         const response = await register(
           { ...alice, email: "ALICE@example.com" },
           { "x-api-key": TEST_API_KEY },
@@ -92,6 +100,7 @@ for (const dialect of DIALECTS) {
       });
 
       it("stores only a bcrypt hash of the password", async () => {
+        await registerAlice();
         const row = await t.database.db
           .selectFrom("users")
           .select("password_hash")
@@ -103,6 +112,8 @@ for (const dialect of DIALECTS) {
     });
 
     describe("login", () => {
+      beforeEach(registerAlice);
+
       it("answers the token and the user, and sets both cookies with their attributes", async () => {
         const response = await login();
         expect(response.statusCode).toBe(200);
@@ -158,6 +169,8 @@ for (const dialect of DIALECTS) {
     });
 
     describe("session endpoints", () => {
+      beforeEach(registerAlice);
+
       it("checks the access cookie and shows the profile", async () => {
         const { token, user } = (await login()).json();
         const checked = await check(token);
@@ -233,7 +246,8 @@ for (const dialect of DIALECTS) {
       let access: string;
       let refresh: string;
       let userId: number;
-      beforeAll(async () => {
+      beforeEach(async () => {
+        await registerAlice();
         const session = await login();
         access = session.json().token;
         userId = session.json().user.id;

@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ObjectStore } from "../../src/storage/object-store.js";
 import { type GithubStub, startGithubStub } from "../fixtures/github-stub.js";
 import { createTestApp, TEST_API_KEY, type TestApp } from "../helpers/test-app.js";
@@ -16,16 +16,17 @@ docs:
 `;
 
 describe("the release endpoints", () => {
+  // Each test gets its own app, database and code host, and publishes what it needs.
   let stub: GithubStub;
   let releases: ReleaseStub;
   let t: TestApp;
 
-  beforeAll(async () => {
+  beforeEach(async () => {
     releases = createReleaseStub();
     stub = await startGithubStub({ routes: [releases.routes] });
     t = await createTestApp("sqlite", { stub });
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await t.close();
     await stub.close();
   });
@@ -53,6 +54,41 @@ describe("the release endpoints", () => {
     t.app.inject({ method: "POST", url, headers });
   const get = (url: string, headers: Record<string, string> = KEY) =>
     t.app.inject({ method: "GET", url, headers });
+
+  /** Posts to a release endpoint that must answer 200 with no error in the result. */
+  async function publish(url: string) {
+    const reply = await post(url);
+    expect(reply.statusCode, url).toBe(200);
+    expect(reply.json(), url).toMatchObject({ errors: [] });
+  }
+
+  async function deactivate(fullName: string) {
+    const repository = (await get("/monitor/repositories"))
+      .json()
+      .repositories.find((r: { full_name: string }) => r.full_name === fullName);
+    const reply = await t.app.inject({
+      method: "PATCH",
+      url: `/monitor/repositories/${repository.id}`,
+      headers: KEY,
+      payload: { active: false },
+    });
+    expect(reply.statusCode).toBe(200);
+  }
+
+  /**
+   * acme/tool with three releases processed: v1.0.0 checked, v1.1.0 reprocessed as the latest,
+   * v1.0.0 reprocessed by tag, then v1.2.0 checked.
+   */
+  async function toolWithThreeReleases() {
+    await register("acme/tool");
+    release("acme/tool", "v1.0.0");
+    await publish("/monitor/check/acme/tool");
+    release("acme/tool", "v1.1.0");
+    await publish("/monitor/reprocess/acme/tool");
+    await publish("/monitor/reprocess/acme/tool/v1.0.0");
+    release("acme/tool", "v1.2.0");
+    await publish("/monitor/check/acme/tool");
+  }
 
   it("refuses every release endpoint without credentials", async () => {
     for (const [method, url] of [
@@ -110,6 +146,9 @@ describe("the release endpoints", () => {
   });
 
   it("answers the same check again with the release skipped", async () => {
+    await register("acme/tool");
+    release("acme/tool", "v1.0.0");
+    await publish("/monitor/check/acme/tool");
     const reply = await post("/monitor/check/acme/tool");
     expect(reply.json()).toMatchObject({
       tag: "v1.0.0",
@@ -127,6 +166,9 @@ describe("the release endpoints", () => {
   });
 
   it("reprocesses the latest release and a named tag", async () => {
+    await register("acme/tool");
+    release("acme/tool", "v1.0.0");
+    await publish("/monitor/check/acme/tool");
     release("acme/tool", "v1.1.0");
     const latest = await post("/monitor/reprocess/acme/tool");
     expect(latest.statusCode).toBe(200);
@@ -137,18 +179,11 @@ describe("the release endpoints", () => {
   });
 
   it("checks every active repository, reporting a failing one as {repository, error}", async () => {
+    await register("acme/tool");
     await register("acme/norelease");
     await register("acme/inactive");
     release("acme/inactive", "v5.0.0");
-    const inactive = (await get("/monitor/repositories"))
-      .json()
-      .repositories.find((r: { full_name: string }) => r.full_name === "acme/inactive");
-    await t.app.inject({
-      method: "PATCH",
-      url: `/monitor/repositories/${inactive.id}`,
-      headers: KEY,
-      payload: { active: false },
-    });
+    await deactivate("acme/inactive");
     release("acme/tool", "v1.2.0");
 
     const reply = await post("/monitor/check-all");
@@ -163,6 +198,13 @@ describe("the release endpoints", () => {
   });
 
   it("lists releases without processing, for one repository and for all", async () => {
+    await register("acme/tool");
+    for (const tag of ["v1.0.0", "v1.1.0", "v1.2.0"]) release("acme/tool", tag);
+    await register("acme/norelease");
+    await register("acme/inactive");
+    release("acme/inactive", "v5.0.0");
+    await deactivate("acme/inactive");
+
     const one = await get("/monitor/dry-run/acme/tool");
     expect(one.statusCode).toBe(200);
     expect(one.json()).toMatchObject({
@@ -188,9 +230,11 @@ describe("the release endpoints", () => {
       "acme/inactive",
     ]);
     expect(all.repositories[1]).toMatchObject({ total_releases: 0, releases: [] });
+    expect((await get("/monitor/history")).json().total).toBe(0);
   });
 
   it("shows the history newest first with its total and limit, also per repository", async () => {
+    await toolWithThreeReleases();
     const all = (await get("/monitor/history")).json();
     expect(all.total).toBe(3);
     expect(all.history.map((record: { tag: string }) => record.tag)).toEqual([
@@ -223,6 +267,7 @@ describe("the release endpoints", () => {
   });
 
   it("counts the releases processed in the last 24 hours in the status", async () => {
+    await toolWithThreeReleases();
     const status = (await t.app.inject({ method: "GET", url: "/monitor/status" })).json();
     expect(status.releases_last_24h).toBe(3);
   });
@@ -241,6 +286,10 @@ describe("the release endpoints", () => {
   });
 
   it("removes the history of a deleted repository", async () => {
+    await register("acme/tool");
+    release("acme/tool", "v1.0.0");
+    await publish("/monitor/check/acme/tool");
+    expect((await get("/monitor/history")).json().total).toBe(1);
     const repositories = (await get("/monitor/repositories")).json().repositories;
     const tool = repositories.find((r: { full_name: string }) => r.full_name === "acme/tool");
     const deleted = await t.app.inject({
