@@ -3,8 +3,17 @@ import { mkdir, open, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 
 /**
+ * Characters of `<domain>.<selector>` kept at the head of a key file's name. A valid domain
+ * (253) and selector (253) together would pass the file-name limit (255 bytes on ext4, XFS,
+ * btrfs…); a name cut here, plus the suffix, stays well within it.
+ */
+const READABLE_NAME_LENGTH = 200;
+
+/**
  * Writes a new private key into `dir` with mode 0600 and returns its absolute path.
- * The name carries a random suffix so two registrations never write the same file.
+ * The name is `<domain>.<selector>` (cut to READABLE_NAME_LENGTH) with a random suffix, so two
+ * registrations never write the same file. The configuration keeps the full path, so a key is
+ * always read by its recorded path, whatever scheme named it.
  */
 export async function writePrivateKeyFile(
   dir: string,
@@ -13,7 +22,8 @@ export async function writePrivateKeyFile(
   pem: string,
 ): Promise<string> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  const path = join(dir, `${domain}.${selector}.${randomBytes(4).toString("hex")}.pem`);
+  const readable = `${domain}.${selector}`.slice(0, READABLE_NAME_LENGTH);
+  const path = join(dir, `${readable}.${randomBytes(4).toString("hex")}.pem`);
   const file = await open(path, "wx", 0o600);
   try {
     await file.writeFile(pem, "utf8");

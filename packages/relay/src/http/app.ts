@@ -50,6 +50,9 @@ import { sendRoutes } from "./routes/send.js";
 
 // Management bodies are small; the send routes raise their own limit per route.
 export const ADMIN_BODY_LIMIT = 64 * 1024;
+// The longest host name (253 characters) must fit a `{domain}` path parameter; Fastify's
+// default of 100 answers 414 for long valid domains.
+const MAX_PARAM_LENGTH = 253;
 
 /** Everything the HTTP layer needs, built by `main.ts`. */
 export interface AppDeps {
@@ -102,6 +105,7 @@ export async function buildApp(deps: AppDeps): Promise<RelayApp> {
     // Client addresses come from the request guard's own trusted-proxy rule, not Fastify's.
     trustProxy: false,
     return503OnClosing: true,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as RelayApp;
 
   // TypeBox checks bodies exactly as declared (no coercion, unknown fields refused when the

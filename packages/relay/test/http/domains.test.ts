@@ -1,5 +1,6 @@
 import { createPrivateKey, createPublicKey } from "node:crypto";
-import { stat } from "node:fs/promises";
+import { mkdir, rename, stat, writeFile } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { TestRelay } from "../helpers/relay-harness.js";
 
@@ -133,6 +134,49 @@ describe("domain management", () => {
     expect((await relay.admin("GET", "/ratelimit")).json().per_domain).toBeUndefined();
     // The name is free again.
     expect((await relay.admin("POST", "/domains", { domain: "gone.test" })).statusCode).toBe(201);
+  });
+
+  it.each([
+    ["the default selector", undefined],
+    ["a 63-character selector", "s".repeat(63)],
+    ["the longest selector", `${"s".repeat(63)}.`.repeat(3).concat("s".repeat(61))],
+  ])("registers, reads and deletes the longest valid domain with %s", async (_case, selector) => {
+    // 253 characters in labels of 63: the longest host name there is.
+    const domain = `${"a".repeat(63)}.${"b".repeat(63)}.${"c".repeat(63)}.${"d".repeat(61)}`;
+    expect(domain).toHaveLength(253);
+    const created = await relay.admin("POST", "/domains", { domain, selector });
+    expect(created.statusCode, created.body).toBe(201);
+    const keyPath = (await relay.configFile()).domains?.[domain]?.key_path ?? "";
+    expect((await stat(keyPath)).mode & 0o777).toBe(0o600);
+    // Named after the domain as far as the file-name limit (255 bytes) allows.
+    expect(basename(keyPath).startsWith(domain.slice(0, 63))).toBe(true);
+    expect(Buffer.byteLength(basename(keyPath))).toBeLessThanOrEqual(255);
+
+    const again = await relay.admin("GET", `/domains/${domain}/instructions`);
+    expect(again.statusCode).toBe(200);
+    expect(again.json()).toEqual(created.json());
+    expect((await relay.admin("DELETE", `/domains/${domain}`)).statusCode).toBe(200);
+    await expect(stat(keyPath)).rejects.toMatchObject({ code: "ENOENT" });
+  });
+
+  it("reads a key file by the path the configuration records, whatever its name", async () => {
+    const created = (await relay.admin("POST", "/domains", { domain: "old.test" })).json();
+    const recorded = (await relay.configFile()).domains?.["old.test"]?.key_path ?? "";
+    // A name of an earlier scheme (`<domain>.<selector>.pem`), in another folder.
+    const oldStyle = join(relay.dir, "elsewhere", "old.test.relay.pem");
+    await mkdir(dirname(oldStyle));
+    await rename(recorded, oldStyle);
+    const file = await relay.configFile();
+    const entry = file.domains?.["old.test"];
+    if (entry) entry.key_path = oldStyle;
+    await writeFile(relay.env.configPath, JSON.stringify(file));
+    await relay.restart();
+
+    const kit = await relay.admin("GET", "/domains/old.test/instructions");
+    expect(kit.statusCode).toBe(200);
+    expect(kit.json()).toEqual(created);
+    expect((await relay.admin("DELETE", "/domains/old.test")).statusCode).toBe(200);
+    await expect(stat(oldStyle)).rejects.toMatchObject({ code: "ENOENT" });
   });
 
   it("answers 404 not_found when deleting an unknown domain", async () => {
