@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["packages/*/{src,test}/**/*.test.ts"],
+    include: ["packages/*/{src,test}/**/*.test.ts", "scripts/**/*.test.ts"],
     // Integration tests talk to real local servers (SMTP sinks, DNS, S3, MariaDB): allow them time.
     testTimeout: 30_000,
     hookTimeout: 30_000,

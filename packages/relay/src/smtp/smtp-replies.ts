@@ -1,4 +1,5 @@
 import { isAppError } from "@rd/common";
+import type { GateVerdict } from "../access/address-gate.js";
 
 /** An SMTP reply: basic code, RFC 3463 enhanced status code and text. */
 export interface SmtpReply {
@@ -59,6 +60,22 @@ export const Replies = {
     text: "Too many failed authentication attempts, closing connection",
   },
   shuttingDown: { code: 421, enhanced: "4.3.2", text: "Service shutting down, try again later" },
+  // RFC 4954: 530 answers a command that needs authentication when none is in force; the
+  // session's identity is dropped with it, so the client may AUTH again.
+  credentialRevoked: {
+    code: 530,
+    enhanced: "5.7.0",
+    text: "Authentication required: this session's client was disabled, deleted or given a new secret",
+  },
+  // The allowlist: at connect (then closed), AUTH or MAIL FROM.
+  addressRefused: { code: 554, enhanced: "5.7.1", text: "This address may not use the relay" },
+  // The per-IP throttle: connections and AUTH attempts count as HTTP requests do; 421 closes.
+  // `gateRefusal` adds the wait.
+  rateLimited: {
+    code: 421,
+    enhanced: "4.7.0",
+    text: "Too many connections or AUTH attempts from this address",
+  },
   localFailure: {
     ...LOCAL_FAILURE,
     text: "Local error: the message was not accepted, retry later",
@@ -74,6 +91,15 @@ export function refusalFor(error: unknown): SmtpRefusal {
     return { ...Replies.localFailure, reason: error.code };
   }
   return { ...Replies.localFailure, reason: "internal" };
+}
+
+/** The reply to an address the gate turned away: not on the allowlist, or over the throttle. */
+export function gateRefusal(verdict: GateVerdict & { admitted: false }): SmtpReply {
+  if (verdict.reason === "forbidden") return Replies.addressRefused;
+  return {
+    ...Replies.rateLimited,
+    text: `${Replies.rateLimited.text}, try again in ${verdict.retryAfterSecs} s`,
+  };
 }
 
 /** `"5.7.1 text"`: a reply without its basic code, as smtp-server takes a reply's text. */
