@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createLogging } from "@rd/common";
@@ -27,16 +28,27 @@ async function startServing(env: Record<string, string>) {
     stop = resolve;
   });
   const exited = serve(env, { stopSignal, logDestination: logs });
-  const deadline = Date.now() + 10_000;
-  let address: string | undefined;
-  while (!address) {
+  const listeningAddress = () => {
     const line = logs.lines.find((l) => (l.fields as { message?: string }).message === "listening");
-    address = (line?.fields as { address?: string } | undefined)?.address;
-    if (Date.now() > deadline)
-      throw new Error(`service did not start: ${JSON.stringify(logs.lines)}`);
-    if (!address) await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return { address, logs, stop, exited };
+    return (line?.fields as { address?: string } | undefined)?.address;
+  };
+  await expect
+    .poll(listeningAddress, { timeout: 10_000, message: "the service did not start listening" })
+    .toBeDefined();
+  return { address: listeningAddress() as string, logs, stop, exited };
+}
+
+/** Whether a TCP connection to the service's port is accepted (the listener is open). */
+function acceptsConnections(address: string): Promise<boolean> {
+  const { hostname, port } = new URL(address);
+  return new Promise((resolve) => {
+    const socket = connect({ host: hostname, port: Number(port) });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
 }
 
 const user = { email: "socket@example.com", password: "socket password", name: "Socket" };
@@ -101,20 +113,34 @@ for (const dialect of DIALECTS) {
 
       it("lets a request in flight finish before exiting, and refuses new connections", async () => {
         const service = await startServing(env);
-        stub.state.delayMs = 600;
+        // The code host answers only when the test says so: the request stays in flight.
+        let answer: () => void = () => undefined;
+        stub.state.hold = new Promise((resolve) => (answer = resolve));
         try {
-          const inFlight = fetch(`${service.address}/monitor/status`);
-          await new Promise((resolve) => setTimeout(resolve, 150));
+          const asked = stub.requestsTo("/rate_limit").length;
+          let settled = false;
+          const inFlight = fetch(`${service.address}/monitor/status`).finally(() => {
+            settled = true;
+          });
+          // The request is in the handler once the service has asked the code host.
+          await expect
+            .poll(() => stub.requestsTo("/rate_limit").length, { timeout: 10_000 })
+            .toBeGreaterThan(asked);
           service.stop("SIGTERM");
-          await new Promise((resolve) => setTimeout(resolve, 50));
+          await expect
+            .poll(() => acceptsConnections(service.address), { timeout: 10_000 })
+            .toBe(false);
           await expect(fetch(`${service.address}/`)).rejects.toThrow();
+          expect(settled).toBe(false);
+          answer();
           const response = await inFlight;
           expect(response.status).toBe(200);
           const body = (await response.json()) as { codehost_rate_limit: { limit: number } };
           expect(body.codehost_rate_limit.limit).toBe(5000);
           expect(await service.exited).toBe(0);
         } finally {
-          stub.state.delayMs = 0;
+          answer();
+          stub.state.hold = null;
         }
       });
     },
@@ -265,9 +291,9 @@ describe("shutdown grace period", () => {
         () => "connection closed",
       );
       // The request is in the handler once the service has asked the code host.
-      while (stub.requestsTo("/rate_limit").length === 0) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      await expect
+        .poll(() => stub.requestsTo("/rate_limit").length, { timeout: 10_000 })
+        .toBeGreaterThan(0);
       const started = Date.now();
       await service.stop();
       // Far sooner than the request would have ended: the grace period, not the request, decided.
