@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { createLogging, type Logging, waitForStopSignal, withinDeadline } from "@rd/common";
 import type { Database } from "better-sqlite3";
 import { createAccessSettings } from "./access/access-settings.js";
+import { createAddressGate } from "./access/address-gate.js";
 import { createApiThrottle } from "./access/api-throttle.js";
 import {
   type ClientAuthenticator,
@@ -141,9 +142,12 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
       enqueue,
     }),
   });
+  // One per-IP count for both ports: SMTP connections and AUTH attempts count as HTTP requests.
+  const throttle = createApiThrottle(() => config.current().api_rate_per_min, clock);
   // The SMTP port: the same pipeline, but a message is always in the queue before its 250;
   // in synchronous mode its delivery then starts at once (decisions, "SMTP submission").
   const smtp = await createConfiguredSubmissionServer(current, env.configPath, {
+    gate: createAddressGate(() => config.current(), throttle),
     authenticator,
     submission: createSubmissionService({
       config,
@@ -170,7 +174,7 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
     clock,
     logging,
     ledger,
-    throttle: createApiThrottle(() => config.current().api_rate_per_min, clock),
+    throttle,
     authenticator,
     clients: createClientService({ clients: clientRepository, authenticator, config, clock }),
     domains: createDomainService({ config, machineHostname: hostname(), logger: log }),

@@ -17,6 +17,12 @@ export interface ClientAuthenticator {
    * for an unknown id) and give the same answer.
    */
   verify(clientId: string, secret: string): Promise<ClientRecord | undefined>;
+  /**
+   * The current row of a client `verify` returned earlier, or `undefined` once that client has
+   * been disabled, deleted or given a new secret: the rule a cached credential meets at every
+   * HTTP request, for a session (SMTP) that authenticates once and then acts many times.
+   */
+  current(verified: ClientRecord): ClientRecord | undefined;
   /** Drops every cached verification of `clientId` (rotation, disabling, deletion). */
   forget(clientId: string): void;
 }
@@ -33,6 +39,12 @@ export function createClientAuthenticator(clients: ClientRepository): ClientAuth
   const keysOf = new Map<string, Set<string>>();
   // A hash of a random secret with the same cost as real ones: unknown ids take as long.
   const dummyHash = hashOfRandomSecret();
+
+  // Still there, still active, and still the secret that was verified.
+  const stillValid = (clientId: string, secretHash: string) => {
+    const client = clients.find(clientId);
+    return client?.active && client.secret_hash === secretHash ? client : undefined;
+  };
 
   const fingerprint = (clientId: string, secret: string) =>
     createHmac("sha256", cacheKey).update(clientId).update("\0").update(secret).digest("base64");
@@ -73,8 +85,8 @@ export function createClientAuthenticator(clients: ClientRepository): ClientAuth
       const key = fingerprint(clientId, secret);
       const cached = cache.get(key);
       if (cached) {
-        const client = clients.find(clientId);
-        if (client?.active && client.secret_hash === cached.secretHash) return client;
+        const client = stillValid(clientId, cached.secretHash);
+        if (client) return client;
         // Fall through to the full check so a failure costs the same whatever the cache held.
         drop(key);
       }
@@ -85,6 +97,7 @@ export function createClientAuthenticator(clients: ClientRepository): ClientAuth
       }
       return check;
     },
+    current: (verified) => stillValid(verified.client_id, verified.secret_hash),
     forget(clientId) {
       for (const key of keysOf.get(clientId) ?? []) cache.delete(key);
       keysOf.delete(clientId);

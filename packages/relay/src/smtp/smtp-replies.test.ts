@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { Errors } from "../http/errors.js";
-import { REFUSAL_STATUS, Replies, refusalFor, replyText, smtpError } from "./smtp-replies.js";
+import {
+  gateRefusal,
+  REFUSAL_STATUS,
+  Replies,
+  refusalFor,
+  replyText,
+  smtpError,
+} from "./smtp-replies.js";
 
 describe("SMTP replies to refused submissions", () => {
   // The decided replies (decisions, "SMTP submission"), one row per error of the service.
@@ -44,6 +51,16 @@ describe("SMTP replies to refused submissions", () => {
     const unknownCode = refusalFor(Errors.internal("stack trace here"));
     expect(unknownCode).toMatchObject({ code: 451, enhanced: "4.3.0", reason: "internal" });
     expect(unknownCode.text).not.toContain("stack trace");
+  });
+
+  it("answers an address the gate turns away: off the allowlist 554 5.7.1, over the throttle 421 4.7.0 with the wait", () => {
+    expect(gateRefusal({ admitted: false, reason: "forbidden" })).toMatchObject({
+      code: 554,
+      enhanced: "5.7.1",
+    });
+    const throttled = gateRefusal({ admitted: false, reason: "rate_limited", retryAfterSecs: 42 });
+    expect(throttled).toMatchObject({ code: 421, enhanced: "4.7.0" });
+    expect(throttled.text).toMatch(/try again in 42 s$/);
   });
 
   it("writes the enhanced code at the head of the text, on one line", () => {

@@ -6,6 +6,8 @@ import {
   type SMTPServerOptions,
   type SMTPServerSession,
 } from "smtp-server";
+import type { AddressGate } from "../access/address-gate.js";
+import { type Address, parseAddress as parseIpAddress } from "../access/address-range.js";
 import type { ClientAuthenticator } from "../access/client-authenticator.js";
 import { CLIENT_ID_PATTERN } from "../clients/client-secret.js";
 import { parseListenAddress } from "../config/listen-address.js";
@@ -16,7 +18,14 @@ import type { ClientRecord } from "../state/client-repository.js";
 import { parseAddress } from "../submission/mailbox.js";
 import { messageIdOfRefusal, type SubmissionService } from "../submission/submission-service.js";
 import { collectMessage } from "./message-collector.js";
-import { Replies, refusalFor, replyText, type SmtpRefusal, smtpError } from "./smtp-replies.js";
+import {
+  gateRefusal,
+  Replies,
+  refusalFor,
+  replyText,
+  type SmtpRefusal,
+  smtpError,
+} from "./smtp-replies.js";
 import type { TlsCertificate } from "./tls-certificate.js";
 
 /** Log target of the submission port. */
@@ -49,6 +58,8 @@ export interface SubmissionServerSettings {
 
 export interface SubmissionServerDeps {
   settings: SubmissionServerSettings;
+  /** The allowlist and per-IP throttle, counting in the same windows as HTTP requests. */
+  gate: AddressGate;
   authenticator: ClientAuthenticator;
   /** Built with the persisted dispatch: the `250` means the message is in the queue. */
   submission: SubmissionService;
@@ -76,7 +87,7 @@ export interface SubmissionServer {
  * reply by `smtp-replies.ts`.
  */
 export function createSubmissionServer(deps: SubmissionServerDeps): SubmissionServer {
-  const { settings, authenticator, submission, ledger, logger } = deps;
+  const { settings, gate, authenticator, submission, ledger, logger } = deps;
   const authFailures = new Map<string, number>();
   const inFlight = new Set<Promise<void>>();
   let closing = false;
@@ -99,6 +110,12 @@ export function createSubmissionServer(deps: SubmissionServerDeps): SubmissionSe
   };
 
   async function authenticate(username: string, password: string, session: SMTPServerSession) {
+    // As over HTTP: the allowlist and the throttle before any credential (and any bcrypt work).
+    const verdict = gate.admit(peerOf(session));
+    if (!verdict.admitted) {
+      const refusal = { ...gateRefusal(verdict), reason: verdict.reason };
+      return { error: refuse(refusal, NO_MESSAGE_ID, session) };
+    }
     // NOTE: smtp-server runs AUTH before STARTTLS only with `allowInsecureAuth`, and refuses it
     // otherwise with a non-standard 538; the decided reply is 530, so the check is here.
     if (settings.requireTls && !session.secure) {
@@ -186,6 +203,18 @@ export function createSubmissionServer(deps: SubmissionServerDeps): SubmissionSe
     disableReverseLookup: true,
     logger: false,
 
+    onConnect(session, callback) {
+      const verdict = gate.admit(peerOf(session));
+      if (verdict.admitted) return callback();
+      logger.warn("connection refused", {
+        session: session.id,
+        remote_address: session.remoteAddress,
+        reason: verdict.reason,
+      });
+      // smtp-server answers an onConnect error in place of the greeting, then closes.
+      callback(smtpError(gateRefusal(verdict)));
+    },
+
     onAuth(auth, session, callback) {
       authenticate(auth.username ?? "", auth.password ?? "", session).then(
         (result) =>
@@ -198,8 +227,24 @@ export function createSubmissionServer(deps: SubmissionServerDeps): SubmissionSe
     },
 
     onMailFrom(address, session, callback) {
-      const client = clientOf(session);
-      if (!client) return callback(smtpError(Replies.authRequired));
+      const verified = clientOf(session);
+      if (!verified) return callback(smtpError(Replies.authRequired));
+      // Every message meets the allowlist and the client as they are now, not as they were at
+      // AUTH: a session may stay open long after its client was disabled or its address dropped.
+      if (!gate.allows(peerOf(session))) {
+        const refusal = { ...Replies.addressRefused, reason: "forbidden" };
+        return callback(refuse(refusal, NO_MESSAGE_ID, session));
+      }
+      const client = authenticator.current(verified);
+      if (!client) {
+        const refusal = { ...Replies.credentialRevoked, reason: "unauthorized" };
+        const error = refuse(refusal, NO_MESSAGE_ID, session);
+        // Authentication is no longer in force: the client may AUTH again (a rotated secret).
+        session.user = undefined;
+        return callback(error);
+      }
+      // DATA is checked against the row read here (its domain list included).
+      session.user = client;
       try {
         submission.authorizeSender(client, address.address);
         callback();
@@ -278,4 +323,9 @@ export function createSubmissionServer(deps: SubmissionServerDeps): SubmissionSe
 
 function clientOf(session: SMTPServerSession): ClientRecord | undefined {
   return session.user as ClientRecord | undefined;
+}
+
+/** The TCP peer (smtp-server already reports an IPv4-mapped peer in its IPv4 form). */
+function peerOf(session: SMTPServerSession): Address | undefined {
+  return parseIpAddress(session.remoteAddress);
 }

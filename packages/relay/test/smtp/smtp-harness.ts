@@ -58,8 +58,8 @@ export class SmtpRelay {
   }
 
   /** A line-level client for what a library would not do (stall, pipeline, count). */
-  raw(): Promise<RawSmtp> {
-    return RawSmtp.connect(this.port);
+  raw(host = "127.0.0.1"): Promise<RawSmtp> {
+    return RawSmtp.connect(this.port, host);
   }
 
   /** `rejected` ledger events so far. */
@@ -151,9 +151,9 @@ export class RawSmtp {
     socket.on("error", () => undefined);
   }
 
-  static connect(port: number): Promise<RawSmtp> {
+  static connect(port: number, host = "127.0.0.1"): Promise<RawSmtp> {
     return new Promise((resolve, reject) => {
-      const socket = connectTcp(port, "127.0.0.1", () => resolve(new RawSmtp(socket)));
+      const socket = connectTcp(port, host, () => resolve(new RawSmtp(socket)));
       socket.once("error", reject);
     });
   }
