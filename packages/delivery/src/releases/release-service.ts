@@ -4,6 +4,7 @@ import type { RepoRepository, WatchedRepository } from "../repositories/repo-rep
 import type { HistoryRecord, HistoryRepository, ProcessingTrigger } from "./history-repository.js";
 import type { ReleaseProcessor } from "./release-processor.js";
 import type { DryRunListing, Processing, ReleaseResult } from "./release-result.js";
+import { assertValidTag } from "./release-tag.js";
 
 export const RepositoryNotRegistered = defineError(
   "repository_not_registered",
@@ -51,12 +52,13 @@ export class ReleaseService {
     }
   }
 
-  /** Checks the release of `tag` (webhook). */
+  /** Checks the release of `tag` (webhook); `InvalidTag` before anything else is asked. */
   async checkTag(
     repository: WatchedRepository,
     tag: string,
     trigger: ProcessingTrigger,
   ): Promise<Processing> {
+    assertValidTag(tag);
     try {
       return await this.processor.checkTag(repository, tag, trigger);
     } finally {
@@ -88,8 +90,9 @@ export class ReleaseService {
     return { success: true, checked: repositories.length, results };
   }
 
-  /** `POST /monitor/reprocess/{owner}/{repo}[/{tag}]`. */
+  /** `POST /monitor/reprocess/{owner}/{repo}[/{tag}]`; `InvalidTag` before anything else is asked. */
   async reprocess(owner: string, name: string, tag?: string): Promise<ReleaseResult> {
+    if (tag !== undefined) assertValidTag(tag);
     const repository = await this.registered(owner, name);
     try {
       return (await this.processor.reprocess(repository, tag)).result;

@@ -156,6 +156,25 @@ for (const dialect of DIALECTS) {
       });
     });
 
+    it.each([
+      ["a lone surrogate", "acme/surrogate", "v1.0.0-\ud800"],
+      ["100,000 characters", "acme/longtag", "v".repeat(100_000)],
+      ["a space", "acme/spaced", "v1.0.0 beta"],
+      ["a control character", "acme/control", "v1.0.0\u0000"],
+      ["a .. part", "acme/dotted", "v1/../v2"],
+    ])(
+      "answers 400 to a release event whose tag holds %s, without asking the code host",
+      async (_case, fullName, tag) => {
+        await registered(fullName, "v1.0.0");
+        const before = t.stub.state.requests.length;
+        const response = await deliver("release", releasePayload(fullName, tag, "published"));
+        expect(response.statusCode).toBe(400);
+        expect(response.json()).toEqual({ error: expect.stringMatching(/^Invalid release tag: /) });
+        // The code host was not asked, so nothing was retried either (that tag once took 38 s).
+        expect(t.stub.state.requests.length).toBe(before);
+      },
+    );
+
     it("ignores a draft without touching the code host", async () => {
       await registered("acme/drafty", "v0.9.0");
       const before = t.stub.state.requests.length;
