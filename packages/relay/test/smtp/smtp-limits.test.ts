@@ -43,12 +43,15 @@ describe("SMTP submission connection cap", () => {
       expect(await extra.reply()).toMatch(/^421 .*Too many connected clients/);
       await extra.whenClosed();
 
-      // A place freed is a place taken.
+      // A place freed is a place taken, once the server has seen the close (bounded wait:
+      // until then a newcomer is still refused).
       open.shift()?.close();
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      const next = await relay.raw();
-      open.push(next);
-      expect(await next.reply()).toMatch(/^220 /);
+      const greetingOfNewcomer = async () => {
+        const next = await relay.raw();
+        open.push(next);
+        return next.reply();
+      };
+      await expect.poll(greetingOfNewcomer, { timeout: 5_000, interval: 20 }).toMatch(/^220 /);
     } finally {
       for (const raw of open) raw.close();
     }
