@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { open, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { PRIVATE_FILE_MODE } from "@rd/common";
 
 /**
  * Replaces `path` with `content` so that a crash at any moment leaves either the old file or
@@ -13,6 +14,8 @@ export async function writeFileAtomic(path: string, content: string): Promise<vo
   const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
   const file = await open(temp, "wx", mode);
   try {
+    // NOTE: `open` applies the umask; the replacement must keep the old file's mode exactly.
+    await file.chmod(mode);
     await file.writeFile(content, "utf8");
     await file.sync();
   } catch (error) {
@@ -36,7 +39,8 @@ export async function writeFileAtomic(path: string, content: string): Promise<vo
 }
 
 /**
- * The permission bits the new file keeps (those of the file it replaces, 0644 for a new one).
+ * The permission bits the new file keeps: those of the file it replaces, so an operator's
+ * choice stands; 0600 for a new one.
  * NOTE: a file without any write bit is refused even for root (who could rename over it):
  * an operator who made the configuration read-only does not want it rewritten.
  */
@@ -46,7 +50,7 @@ async function writableMode(path: string): Promise<number> {
     if ((mode & 0o222) === 0) throw new Error(`${path} is read-only`);
     return mode & 0o777;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return 0o644;
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return PRIVATE_FILE_MODE;
     throw error;
   }
 }

@@ -1,5 +1,6 @@
 import { mkdir, readFile } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
+import { PRIVATE_DIR_MODE } from "@rd/common";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { parseAddressRange } from "../access/address-range.js";
 import { normalizeDomainName } from "../domains/domain-name.js";
@@ -36,7 +37,7 @@ export async function loadConfigFile(env: RelayEnv): Promise<ConfigFile> {
       kits_dir: resolve(env.configDir, DEFAULTS.kits_dir),
     };
     try {
-      await mkdir(env.configDir, { recursive: true });
+      await mkdir(env.configDir, { recursive: true, mode: PRIVATE_DIR_MODE });
       await writeFileAtomic(env.configPath, serializeConfig(initial));
     } catch (writeError) {
       throw new ConfigError(env.configPath, `cannot be created (${(writeError as Error).message})`);

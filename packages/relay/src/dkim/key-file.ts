@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, open, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "@rd/common";
 
 /**
  * Characters of `<domain>.<selector>` kept at the head of a key file's name. A valid domain
@@ -21,10 +22,10 @@ export async function writePrivateKeyFile(
   selector: string,
   pem: string,
 ): Promise<string> {
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
   const readable = `${domain}.${selector}`.slice(0, READABLE_NAME_LENGTH);
   const path = join(dir, `${readable}.${randomBytes(4).toString("hex")}.pem`);
-  const file = await open(path, "wx", 0o600);
+  const file = await open(path, "wx", PRIVATE_FILE_MODE);
   try {
     await file.writeFile(pem, "utf8");
     await file.sync();

@@ -1,5 +1,6 @@
 import { type FileHandle, mkdir, open, rename } from "node:fs/promises";
 import { dirname } from "node:path";
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "@rd/common";
 
 // Rotated generations kept beside the live file: `<file>.1` (newest) … `<file>.5`.
 export const ROTATED_GENERATIONS = 5;
@@ -26,8 +27,9 @@ export function createRotatingFile(path: string, maxBytes: number): RotatingFile
   let size = 0;
 
   const openFile = async () => {
-    await mkdir(dirname(path), { recursive: true });
-    handle = await open(path, "a", 0o640);
+    // The ledger names every sender and recipient: owner only, like the state database.
+    await mkdir(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
+    handle = await open(path, "a", PRIVATE_FILE_MODE);
     size = (await handle.stat()).size;
   };
 

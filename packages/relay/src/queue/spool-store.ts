@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { link, mkdir, open, readdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "@rd/common";
 
 /** Name of the spool directory inside `RELAY_DB` (decisions, "Queue"). */
 export const SPOOL_DIR_NAME = "spool";
@@ -78,10 +79,10 @@ export function createSpoolStore(dir: string): SpoolStore {
       const created: string[] = [];
       try {
         // Every time, not once: a spool directory removed under a running relay comes back.
-        await mkdir(dir, { recursive: true, mode: 0o700 });
+        await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
         const [first, ...others] = names;
         if (first === undefined) return [];
-        const handle = await open(pathOf(first), "wx", 0o600);
+        const handle = await open(pathOf(first), "wx", PRIVATE_FILE_MODE);
         created.push(first);
         try {
           await handle.writeFile(message);

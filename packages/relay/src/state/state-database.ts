@@ -1,5 +1,5 @@
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { preparePrivateSqliteFile } from "@rd/common";
 import BetterSqlite3, { type Database } from "better-sqlite3";
 import { migrate } from "./migrations.js";
 
@@ -8,12 +8,14 @@ export const STATE_FILE = "relay.sqlite";
 
 /**
  * Opens (creating when needed) the state database in `dir`: WAL journal, foreign keys on,
- * pending migrations applied. better-sqlite3 is synchronous; its calls take microseconds on
+ * pending migrations applied. The database and its WAL and shared-memory files are 0600 (it
+ * holds the clients' bcrypt hashes), a folder created for it 0700. better-sqlite3 is synchronous; its calls take microseconds on
  * these small indexed tables, which is cheaper than a thread hop per query.
  */
 export function openStateDatabase(dir: string): Database {
-  mkdirSync(dir, { recursive: true });
-  const db = new BetterSqlite3(join(dir, STATE_FILE));
+  const file = join(dir, STATE_FILE);
+  preparePrivateSqliteFile(file);
+  const db = new BetterSqlite3(file);
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
   db.pragma("foreign_keys = ON");
