@@ -37,7 +37,9 @@ function pipeline(options: {
   const emit = (event: DeliveryEvent) => events.push(event);
   const attempt = createDeliveryAttempt({
     resolveMx: createMxResolver({
-      dns: createDnsResolver(options.dns ?? dnsServer.address, 300),
+      // The relay's own DNS timeout: a busy machine must not turn an answer into a timeout.
+      // The DNS failure below is a refused port, which fails at once.
+      dns: createDnsResolver(options.dns ?? dnsServer.address),
       overrides: options.overrides ?? {},
     }),
     transport: createSmtpTransport({
