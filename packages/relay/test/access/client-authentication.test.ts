@@ -190,6 +190,30 @@ describe("client authentication", () => {
     }
   });
 
+  // [change, what current() then gives for the record verify() returned before it]
+  it.each([
+    ["disabled", (id: string) => relay.admin("PATCH", `/clients/${id}`, { active: false }), false],
+    ["rotated", (id: string) => relay.admin("POST", `/clients/${id}/rotate`), false],
+    ["deleted", (id: string) => relay.admin("DELETE", `/clients/${id}`), false],
+    [
+      "given a new domain list",
+      (id: string) => relay.admin("PUT", `/clients/${id}/domains`, { domains: ["two.test"] }),
+      true,
+    ],
+  ])(
+    "holds a session's verified client to the cache's rule once %s (current)",
+    async (_change, change, kept) => {
+      const { client_id, secret } = await newClient(["one.test"]);
+      const verified = await relay.relay.authenticator.verify(client_id, secret);
+      if (!verified) throw new Error("the new client did not verify");
+      expect(relay.relay.authenticator.current(verified)).toEqual(verified);
+      expect((await change(client_id)).statusCode).toBe(200);
+      const current = relay.relay.authenticator.current(verified);
+      if (kept) expect(current?.domains).toEqual(["two.test"]);
+      else expect(current).toBeUndefined();
+    },
+  );
+
   it("offers the same check to SMTP AUTH as verify(id, secret)", async () => {
     const { client_id, secret } = await newClient();
     expect((await relay.relay.authenticator.verify(client_id, secret))?.client_id).toBe(client_id);
