@@ -1,5 +1,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { parseLogFilter } from "@rd/common";
+import { DEFAULT_CODEHOST_POLICY } from "./codehost/github-client.js";
+import { DEFAULT_PROCESSING_POLICY } from "./releases/release-processor.js";
 
 /** Where the data lives: a SQLite file (the default) or a MySQL/MariaDB server. */
 export type DatabaseConfig =
@@ -17,7 +19,12 @@ export interface Config {
   readonly hostingWebhookSecret: string | undefined;
   /** When unset, main.ts generates one and persists it beside the database (see jwt-secret.ts). */
   readonly jwtSecret: string | undefined;
-  readonly codehost: { readonly apiUrl: string; readonly token: string | undefined };
+  readonly codehost: {
+    readonly apiUrl: string;
+    readonly token: string | undefined;
+    /** A download that sends nothing for this long is given up (and retried). */
+    readonly downloadIdleTimeoutSeconds: number;
+  };
   /** The service's own base URL (no trailing slash); https turns on the `Secure` cookie flag. */
   readonly publicUrl: string | undefined;
   readonly objectstore: {
@@ -29,6 +36,8 @@ export interface Config {
   readonly localStorageDir: string;
   /** 0 turns the scheduler off. */
   readonly schedulerIntervalMinutes: number;
+  /** A release claim older than this belongs to an instance presumed dead and is taken over. */
+  readonly releaseClaimLeaseSeconds: number;
   readonly telegram: {
     readonly botToken: string | undefined;
     readonly chatId: string | undefined;
@@ -56,6 +65,11 @@ const DEFAULT_SQLITE_FILE = "./data/delivery.db";
 const DEFAULT_CODEHOST_API_URL = "https://api.github.com";
 const DEFAULT_LOCAL_STORAGE_DIR = "./data/files";
 const DEFAULT_SCHEDULER_INTERVAL_MINUTES = 10;
+/** The code-host client's own default (a minute without a byte). */
+const DEFAULT_DOWNLOAD_IDLE_TIMEOUT_SECONDS = DEFAULT_CODEHOST_POLICY.downloadIdleTimeoutMs / 1000;
+/** The processor's own default (30 minutes: far longer than any sane publish). */
+const DEFAULT_RELEASE_CLAIM_LEASE_SECONDS = DEFAULT_PROCESSING_POLICY.staleClaimMs / 1000;
+const DAY_SECONDS = 24 * 60 * 60;
 const DEFAULT_TELEGRAM_API_URL = "https://api.telegram.org";
 /** S3 clients need a region even for S3-compatible servers that ignore it. */
 const DEFAULT_OBJECTSTORE_REGION = "us-east-1";
@@ -160,6 +174,13 @@ export function loadConfig(env: Env): Config {
     codehost: {
       apiUrl: httpUrl(env, "CODEHOST_API_URL", DEFAULT_CODEHOST_API_URL) as string,
       token: optional(env, "CODEHOST_TOKEN"),
+      downloadIdleTimeoutSeconds: integer(
+        env,
+        "CODEHOST_DOWNLOAD_IDLE_TIMEOUT_SECONDS",
+        DEFAULT_DOWNLOAD_IDLE_TIMEOUT_SECONDS,
+        1,
+        DAY_SECONDS,
+      ),
     },
     publicUrl: httpUrl(env, "PUBLIC_URL"),
     objectstore: {
@@ -175,6 +196,13 @@ export function loadConfig(env: Env): Config {
       DEFAULT_SCHEDULER_INTERVAL_MINUTES,
       0,
       7 * 24 * 60,
+    ),
+    releaseClaimLeaseSeconds: integer(
+      env,
+      "RELEASE_CLAIM_LEASE_SECONDS",
+      DEFAULT_RELEASE_CLAIM_LEASE_SECONDS,
+      1,
+      7 * DAY_SECONDS,
     ),
     telegram: {
       botToken,

@@ -22,7 +22,8 @@ import { RepoRepository } from "./repositories/repo-repository.js";
 import { buildReleaseScheduler, MINUTE_MS } from "./scheduler/build-scheduler.js";
 import { createSchedulerState } from "./scheduler/scheduler-state.js";
 import { createServices } from "./services.js";
-import { storageFromConfig } from "./storage/storage-providers.js";
+import { removeAbandonedScratch } from "./storage/scratch-files.js";
+import { spoolDirFor, storageFromConfig } from "./storage/storage-providers.js";
 import { VERSION } from "./version.js";
 
 /** Requests in flight at shutdown get this long to finish (decisions: at most 10 s). */
@@ -63,16 +64,23 @@ export async function startService(
       baseUrl: config.codehost.apiUrl,
       token: config.codehost.token,
       logger: logging.forTarget("delivery::codehost"),
-      ...(options.codehostPolicy ? { policy: options.codehostPolicy } : {}),
+      policy: {
+        downloadIdleTimeoutMs: config.codehost.downloadIdleTimeoutSeconds * 1000,
+        ...options.codehostPolicy,
+      },
     });
     if (!config.apiKey) log.warn("API_KEY is not set: API-key-only endpoints refuse every request");
     if (!config.hostingWebhookSecret) {
       log.warn("HOSTING_WEBHOOK_SECRET is not set: the webhook receiver refuses every delivery");
     }
     const storage = storageFromConfig(config);
+    // A process killed mid-publish leaves its scratch files (half-written objects, zip
+    // archives) behind; its claim on the release is taken over once its lease expires.
+    const leftovers = await removeAbandonedScratch(spoolDirFor(config));
     log.info("storage ready", {
       local: storage.local.root,
       objectstore: storage.objectstore !== null,
+      leftovers_removed: leftovers.length,
     });
 
     const schedulerState = createSchedulerState();

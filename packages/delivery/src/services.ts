@@ -71,6 +71,7 @@ export function createServices(adapters: Adapters): AppDeps {
     clock,
     logger: adapters.logging.forTarget("delivery::releases"),
     tempDir: adapters.tempDir ?? spoolDirFor(config),
+    policy: { staleClaimMs: config.releaseClaimLeaseSeconds * 1000 },
     onFinished: (record) => notifications.releaseRecorded(record),
   });
   const releases = new ReleaseService(

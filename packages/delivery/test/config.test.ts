@@ -11,7 +11,11 @@ describe("configuration from the environment", () => {
       apiKey: undefined,
       hostingWebhookSecret: undefined,
       jwtSecret: undefined,
-      codehost: { apiUrl: "https://api.github.com", token: undefined },
+      codehost: {
+        apiUrl: "https://api.github.com",
+        token: undefined,
+        downloadIdleTimeoutSeconds: 60,
+      },
       publicUrl: undefined,
       objectstore: {
         endpoint: undefined,
@@ -21,6 +25,7 @@ describe("configuration from the environment", () => {
       },
       localStorageDir: resolve("./data/files"),
       schedulerIntervalMinutes: 10,
+      releaseClaimLeaseSeconds: 1800,
       telegram: { botToken: undefined, chatId: undefined, apiUrl: "https://api.telegram.org" },
       logFilter: undefined,
     });
@@ -43,6 +48,8 @@ describe("configuration from the environment", () => {
       OBJECTSTORE_SECRET_KEY: "sk",
       LOCAL_STORAGE_DIR: "/srv/files",
       SCHEDULER_INTERVAL_MINUTES: "0",
+      CODEHOST_DOWNLOAD_IDLE_TIMEOUT_SECONDS: "5",
+      RELEASE_CLAIM_LEASE_SECONDS: "120",
       TELEGRAM_BOT_TOKEN: "bot",
       TELEGRAM_CHAT_ID: "-100",
       TELEGRAM_API_URL: "http://127.0.0.1:8999",
@@ -55,7 +62,11 @@ describe("configuration from the environment", () => {
       apiKey: "key",
       hostingWebhookSecret: "hook",
       jwtSecret: "j".repeat(32),
-      codehost: { apiUrl: "https://git.example.com/api/v3", token: "ghp_x" },
+      codehost: {
+        apiUrl: "https://git.example.com/api/v3",
+        token: "ghp_x",
+        downloadIdleTimeoutSeconds: 5,
+      },
       publicUrl: "https://delivery.example.com",
       objectstore: {
         endpoint: "http://127.0.0.1:9000",
@@ -65,6 +76,7 @@ describe("configuration from the environment", () => {
       },
       localStorageDir: "/srv/files",
       schedulerIntervalMinutes: 0,
+      releaseClaimLeaseSeconds: 120,
       telegram: { botToken: "bot", chatId: "-100", apiUrl: "http://127.0.0.1:8999" },
       logFilter: "warn,delivery::http=debug",
     });
@@ -113,6 +125,12 @@ describe("configuration from the environment", () => {
     ["OBJECTSTORE_ACCESS_KEY", { OBJECTSTORE_SECRET_KEY: "sk" }],
     ["SCHEDULER_INTERVAL_MINUTES", { SCHEDULER_INTERVAL_MINUTES: "1.5" }],
     ["SCHEDULER_INTERVAL_MINUTES", { SCHEDULER_INTERVAL_MINUTES: "ten" }],
+    ["CODEHOST_DOWNLOAD_IDLE_TIMEOUT_SECONDS", { CODEHOST_DOWNLOAD_IDLE_TIMEOUT_SECONDS: "0" }],
+    ["CODEHOST_DOWNLOAD_IDLE_TIMEOUT_SECONDS", { CODEHOST_DOWNLOAD_IDLE_TIMEOUT_SECONDS: "0.5" }],
+    ["CODEHOST_DOWNLOAD_IDLE_TIMEOUT_SECONDS", { CODEHOST_DOWNLOAD_IDLE_TIMEOUT_SECONDS: "86401" }],
+    ["RELEASE_CLAIM_LEASE_SECONDS", { RELEASE_CLAIM_LEASE_SECONDS: "0" }],
+    ["RELEASE_CLAIM_LEASE_SECONDS", { RELEASE_CLAIM_LEASE_SECONDS: "1e3" }],
+    ["RELEASE_CLAIM_LEASE_SECONDS", { RELEASE_CLAIM_LEASE_SECONDS: "604801" }],
     ["TELEGRAM_CHAT_ID", { TELEGRAM_BOT_TOKEN: "bot" }],
     ["TELEGRAM_BOT_TOKEN", { TELEGRAM_CHAT_ID: "1" }],
     ["TELEGRAM_API_URL", { TELEGRAM_API_URL: "telegram" }],
