@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import type { Logger } from "@rd/common";
+import { type Logger, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "@rd/common";
 import type { Config } from "./config.js";
 
 /** Name of the generated secret's file, beside the SQLite database. */
@@ -21,11 +21,11 @@ export async function resolveJwtSecret(config: Config, log: Logger): Promise<str
   log.warn("JWT_SECRET is not set: using a generated secret stored beside the database", {
     file,
   });
-  await mkdir(folder, { recursive: true });
+  await mkdir(folder, { recursive: true, mode: PRIVATE_DIR_MODE });
   const generated = randomBytes(48).toString("base64url");
   try {
     // `wx`: never overwrite a secret another process wrote first.
-    await writeFile(file, `${generated}\n`, { mode: 0o600, flag: "wx" });
+    await writeFile(file, `${generated}\n`, { mode: PRIVATE_FILE_MODE, flag: "wx" });
     return generated;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;

@@ -1,5 +1,4 @@
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
+import { preparePrivateSqliteFile } from "@rd/common";
 import SQLite from "better-sqlite3";
 import { Kysely, Migrator, MysqlDialect, SqliteDialect, sql } from "kysely";
 import { createPool } from "mysql2";
@@ -24,12 +23,13 @@ export interface Database {
   close(): Promise<void>;
 }
 
-/** Opens SQLite (creating its folder) or a MySQL/MariaDB pool. Does not migrate. */
+/** Opens SQLite (creating its folder 0700 and its file 0600) or a MySQL/MariaDB pool. Does not migrate. */
 export function openDatabase(config: DatabaseConfig): Database {
   const dialect = dialectFor(config.kind);
   let db: Kysely<Schema>;
   if (config.kind === "sqlite") {
-    mkdirSync(dirname(config.file), { recursive: true });
+    // Users' bcrypt hashes and refresh-token state: the file (and its WAL) is owner-only.
+    preparePrivateSqliteFile(config.file);
     const sqlite = new SQLite(config.file);
     // NOTE: SQLite enforces foreign keys (ON DELETE CASCADE) only when asked, per connection.
     sqlite.pragma("foreign_keys = ON");

@@ -3,6 +3,7 @@ import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "@rd/common";
 import yauzl from "yauzl";
 import { ByteCounter } from "../storage/byte-counter.js";
 import { keyProblem } from "../storage/object-store.js";
@@ -54,8 +55,9 @@ export async function walkZipStream(
   const path = join(tempDir, scratchFileName(".zip"));
   const counter = new ByteCounter();
   try {
-    await mkdir(tempDir, { recursive: true });
-    await pipeline(source, counter, createWriteStream(path, { flags: "wx" }));
+    await mkdir(tempDir, { recursive: true, mode: PRIVATE_DIR_MODE });
+    const scratch = { flags: "wx", mode: PRIVATE_FILE_MODE };
+    await pipeline(source, counter, createWriteStream(path, scratch));
     return { ...(await walkZipFile(path, visit, maxExpandedBytes)), size: counter.bytes };
   } finally {
     source.destroy();

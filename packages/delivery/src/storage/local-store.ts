@@ -13,6 +13,7 @@ import {
 import { dirname, join, relative, resolve, sep } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { PRIVATE_DIR_MODE } from "@rd/common";
 import { ByteCounter } from "./byte-counter.js";
 import { contentTypeFor } from "./content-type.js";
 import {
@@ -67,7 +68,10 @@ export class LocalObjectStore implements ObjectStore {
     // listens; this listener keeps that from being an uncaught error (pipeline still sees it).
     body.once("error", () => {});
     const incoming = join(this.root, INCOMING_DIR);
-    await mkdir(incoming, { recursive: true });
+    // Published files are public and keep the default modes; only the scratch folder, where
+    // unfinished files wait, is owner-only. The root first, so it is never created 0700.
+    await mkdir(this.root, { recursive: true });
+    await mkdir(incoming, { recursive: true, mode: PRIVATE_DIR_MODE });
     const temp = join(incoming, scratchFileName());
     const counter = new ByteCounter();
     try {
