@@ -1,6 +1,7 @@
 import { defineError } from "@rd/common";
 import type { Clock } from "../clock.js";
-import { MAX_PASSWORD_BYTES, type PasswordHasher } from "./password-hasher.js";
+import { emailProblem } from "./email-address.js";
+import { fitsBcrypt, MAX_PASSWORD_BYTES, type PasswordHasher } from "./password-hasher.js";
 import type { IssuedToken, TokenService } from "./token-service.js";
 import type { User, UserRepository } from "./user-repository.js";
 
@@ -17,9 +18,6 @@ export const SessionExpired = defineError("unauthorized", 401, "Unauthorized");
 export const UserNotFound = defineError("user_not_found", 401, "Unauthorized");
 
 export const MIN_PASSWORD_LENGTH = 8;
-// A pragmatic shape check (RFC 5321 length limit); deliverability is not ours to prove.
-const EMAIL_PATTERN = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
-const MAX_EMAIL_LENGTH = 254;
 
 export interface Registration {
   readonly email: string;
@@ -49,13 +47,12 @@ export class AuthService {
   async register(input: Registration, withApiKey: boolean): Promise<User> {
     const email = input.email.trim().toLowerCase();
     const name = input.name.trim();
-    if (email.length > MAX_EMAIL_LENGTH || !EMAIL_PATTERN.test(email)) {
-      throw InvalidInput("Invalid email address");
-    }
+    const problem = emailProblem(email);
+    if (problem) throw InvalidInput(`Invalid email address: ${problem}`);
     if (input.password.length < MIN_PASSWORD_LENGTH) {
       throw InvalidInput(`Password must be at least ${MIN_PASSWORD_LENGTH} characters`);
     }
-    if (Buffer.byteLength(input.password, "utf8") > MAX_PASSWORD_BYTES) {
+    if (!fitsBcrypt(input.password)) {
       throw InvalidInput(`Password must be at most ${MAX_PASSWORD_BYTES} bytes`);
     }
     if (!name) throw InvalidInput("Name must not be empty");
@@ -76,9 +73,12 @@ export class AuthService {
   /** Checks the password and opens a session; every failure is `InvalidCredentials`. */
   async login(email: string, password: string): Promise<Session> {
     const user = await this.users.findByEmail(email.trim().toLowerCase());
-    const valid = user
-      ? await this.hasher.verify(password, user.passwordHash)
-      : await this.hasher.verifyUnknown(password);
+    // A password bcrypt would truncate never matches (its first 72 bytes alone would), yet it
+    // costs the same bcrypt work as every other failure.
+    const valid =
+      user && fitsBcrypt(password)
+        ? await this.hasher.verify(password, user.passwordHash)
+        : await this.hasher.verifyUnknown(password);
     if (!user || !valid) throw InvalidCredentials();
     const subject = { userId: user.id, email: user.email };
     const [access, refresh] = await Promise.all([

@@ -6,6 +6,11 @@ export const BCRYPT_COST = 12;
 /** bcrypt reads only the first 72 bytes of a password; longer ones are refused, not truncated. */
 export const MAX_PASSWORD_BYTES = 72;
 
+/** Whether bcrypt would read all of `password` (it silently ignores what follows 72 bytes). */
+export function fitsBcrypt(password: string): boolean {
+  return Buffer.byteLength(password, "utf8") <= MAX_PASSWORD_BYTES;
+}
+
 /** Hashes and checks passwords; `verifyUnknown` spends the time of a real check and fails. */
 export interface PasswordHasher {
   hash(password: string): Promise<string>;
