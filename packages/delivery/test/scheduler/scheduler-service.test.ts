@@ -54,10 +54,9 @@ describe("the scheduler in the running service", () => {
   it("runs by default every 10 minutes, with a first round at start, until the service stops", async () => {
     const { service, logs, status } = await start(undefined);
     expect(await status()).toEqual({ running: true, interval_minutes: 10 });
-    for (let i = 0; i < 100 && !messages(logs).includes("scheduler round finished"); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    expect(messages(logs)).toContain("scheduler round finished");
+    await expect
+      .poll(() => messages(logs), { timeout: 10_000 })
+      .toContain("scheduler round finished");
     await service.stop();
     expect(messages(logs)).toContain("scheduler stopped");
   });

@@ -58,7 +58,13 @@ describe("the local object store", () => {
       contentType: "application/octet-stream",
     });
     body.write(Buffer.alloc(4096, 7));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The first half is on disk (in the incoming folder) before the object is looked up.
+    const incomingSizes = async () => {
+      const incoming = join(dir.path, INCOMING_DIR);
+      const names = await readdir(incoming).catch(() => []);
+      return Promise.all(names.map(async (name) => (await stat(join(incoming, name))).size));
+    };
+    await expect.poll(incomingSizes, { timeout: 5_000 }).toEqual([4096]);
     expect(await store.read("site", "slow.bin")).toBeNull();
     body.end(Buffer.alloc(4096, 8));
     await writing;
