@@ -10,7 +10,8 @@ import type { RawHeaderField } from "../mime/message-parts.js";
 const CRLF = "\r\n";
 
 /**
- * `name:value` in relaxed form: the name in lower case, the value unfolded, every run of
+ * `name:value` in relaxed form (a field as `headerFields` gives it, without WSP before the
+ * colon): the name in lower case, the value unfolded, every run of
  * spaces and tabs one space, none at either end. (Only WSP counts: a latin1 0xA0 octet,
  * which JavaScript's `\s` and `trim()` would take for a space, is content.)
  */

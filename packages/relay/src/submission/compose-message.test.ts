@@ -5,6 +5,7 @@ import {
   QUOTED_PRINTABLE_MAX_BYTES,
   validateSendFields,
 } from "./compose-message.js";
+import { MAX_HEADER_BLOCK_BYTES } from "./header-limit.js";
 
 const identity = { messageId: "<m1@example.test>", date: new Date("2026-03-04T05:06:07Z") };
 
@@ -92,6 +93,35 @@ describe("composeMessage", () => {
     const parsed = await simpleParser(message);
     expect(parsed.subject).toBe(subject);
     expect(parsed.from?.value).toEqual([{ name: "José Ñandú", address: "j@example.test" }]);
+  });
+
+  it.each([
+    ["a long ASCII subject", { subject: "x".repeat(5000) }],
+    ["a long ASCII display name", { from: `${"A".repeat(3000)} <ana@example.test>` }],
+    ["a long dotted display name", { to: [`${"b.".repeat(1500)} <bob@dest.test>`] }],
+    ["a long UTF-8 subject", { subject: "é".repeat(100_000) }],
+  ])("folds %s within 78-character lines that decode back", async (_case, fields) => {
+    const message = await compose(fields);
+    expect(
+      headerBlock(message)
+        .split("\r\n")
+        .every((line) => line.length <= 78),
+    ).toBe(true);
+    const parsed = await simpleParser(message);
+    if ("subject" in fields) expect(parsed.subject).toBe(fields.subject);
+    if ("from" in fields) expect(parsed.from?.value[0]?.name).toBe("A".repeat(3000));
+    if ("to" in fields)
+      expect(parsed.headers.get("to")).toMatchObject({ value: [{ name: "b.".repeat(1500) }] });
+  });
+
+  it.each([
+    ["a subject over the limit before encoding", "x".repeat(MAX_HEADER_BLOCK_BYTES + 1)],
+    ["a subject over the limit once encoded", "é".repeat(MAX_HEADER_BLOCK_BYTES / 3)],
+  ])("refuses %s with headers_too_large", async (_case, subject) => {
+    await expect(compose({ subject })).rejects.toMatchObject({
+      code: "headers_too_large",
+      status: 400,
+    });
   });
 
   it("cannot be made to inject a header through the subject", async () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { MAX_HEADER_BLOCK_BYTES } from "./header-limit.js";
 import { parseHeaderBlock, prepareRawMessage } from "./raw-message.js";
 
 const context = {
@@ -117,6 +118,36 @@ describe("prepareRawMessage", () => {
     expect(() => prepareRawMessage(raw, context)).toThrow(
       expect.objectContaining({ code: "bad_message", status: 400 }),
     );
+  });
+
+  it.each([
+    ["no final line break", "From: ana@example.test"],
+    ["a final CRLF", "From: ana@example.test\r\nSubject: x\r\n"],
+    ["LF line endings", "From: ana@example.test\nSubject: x\n"],
+    ["CR line endings", "From: ana@example.test\rSubject: x"],
+    ["a folded last field", "From: ana@example.test\r\nSubject: x\r\n y"],
+  ])("gives a message that is all header (%s) the empty line of an empty body", (_case, raw) => {
+    const prepared = prepareRawMessage(raw, context);
+    const text = prepared.message.toString("latin1");
+    expect(text.endsWith("\r\n\r\n")).toBe(true);
+    expect(text.indexOf("\r\n\r\n")).toBe(text.length - 4);
+    expect(prepared.bodyBytes).toBe(0);
+  });
+
+  it("refuses a header block over MAX_HEADER_BLOCK_BYTES with headers_too_large, whatever its shape", () => {
+    const over = MAX_HEADER_BLOCK_BYTES + 1;
+    const shapes = [
+      `X-Long: ${"x".repeat(over)}`,
+      `X-Folded: a\r\n${" b\r\n".repeat(Math.ceil(over / 4))}`,
+      "X-Many: a\r\n".repeat(Math.ceil(over / 11)),
+    ];
+    for (const shape of shapes) {
+      expect(() =>
+        prepareRawMessage(`From: ana@example.test\r\n${shape}\r\n\r\nbody`, context),
+      ).toThrow(expect.objectContaining({ code: "headers_too_large", status: 400 }));
+    }
+    const within = `From: ana@example.test\r\nX-Folded: a\r\n${" b\r\n".repeat(200_000)}\r\nbody`;
+    expect(prepareRawMessage(within, context).bodyBytes).toBe(4);
   });
 
   it("refuses a Message-ID without angle brackets", () => {
