@@ -34,6 +34,11 @@ export interface Config {
     readonly secretAccessKey: string | undefined;
   };
   readonly localStorageDir: string;
+  /**
+   * Serve active content (HTML, SVG, XML, JavaScript…) under `/files` inline instead of as a
+   * download. Off by default: a download never renders on this service's origin.
+   */
+  readonly filesInlineActiveContent: boolean;
   /** 0 turns the scheduler off. */
   readonly schedulerIntervalMinutes: number;
   /** A release claim older than this belongs to an instance presumed dead and is taken over. */
@@ -93,6 +98,15 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
     throw new ConfigError(name, `expected a number between ${min} and ${max}, got ${value}`);
   }
   return value;
+}
+
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  if (raw !== "true" && raw !== "false") {
+    throw new ConfigError(name, `expected true or false, got "${raw}"`);
+  }
+  return raw === "true";
 }
 
 function httpUrl(env: Env, name: string, fallback?: string): string | undefined {
@@ -190,6 +204,7 @@ export function loadConfig(env: Env): Config {
       secretAccessKey,
     },
     localStorageDir: resolve(optional(env, "LOCAL_STORAGE_DIR") ?? DEFAULT_LOCAL_STORAGE_DIR),
+    filesInlineActiveContent: flag(env, "FILES_INLINE_ACTIVE_CONTENT", false),
     schedulerIntervalMinutes: integer(
       env,
       "SCHEDULER_INTERVAL_MINUTES",

@@ -103,6 +103,7 @@ export function createServices(adapters: Adapters): AppDeps {
     }),
     releases,
     localFilesRoot: storage.local.root,
+    filesInlineActiveContent: config.filesInlineActiveContent,
     notifications,
     webhookReceiver: new WebhookReceiver({
       secret: config.hostingWebhookSecret,

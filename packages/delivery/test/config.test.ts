@@ -24,6 +24,7 @@ describe("configuration from the environment", () => {
         secretAccessKey: undefined,
       },
       localStorageDir: resolve("./data/files"),
+      filesInlineActiveContent: false,
       schedulerIntervalMinutes: 10,
       releaseClaimLeaseSeconds: 1800,
       telegram: { botToken: undefined, chatId: undefined, apiUrl: "https://api.telegram.org" },
@@ -47,6 +48,7 @@ describe("configuration from the environment", () => {
       OBJECTSTORE_ACCESS_KEY: "ak",
       OBJECTSTORE_SECRET_KEY: "sk",
       LOCAL_STORAGE_DIR: "/srv/files",
+      FILES_INLINE_ACTIVE_CONTENT: "true",
       SCHEDULER_INTERVAL_MINUTES: "0",
       CODEHOST_DOWNLOAD_IDLE_TIMEOUT_SECONDS: "5",
       RELEASE_CLAIM_LEASE_SECONDS: "120",
@@ -75,6 +77,7 @@ describe("configuration from the environment", () => {
         secretAccessKey: "sk",
       },
       localStorageDir: "/srv/files",
+      filesInlineActiveContent: true,
       schedulerIntervalMinutes: 0,
       releaseClaimLeaseSeconds: 120,
       telegram: { botToken: "bot", chatId: "-100", apiUrl: "http://127.0.0.1:8999" },
@@ -135,6 +138,8 @@ describe("configuration from the environment", () => {
     ["TELEGRAM_BOT_TOKEN", { TELEGRAM_CHAT_ID: "1" }],
     ["TELEGRAM_API_URL", { TELEGRAM_API_URL: "telegram" }],
     ["RUST_LOG", { RUST_LOG: "verbose" }],
+    ["FILES_INLINE_ACTIVE_CONTENT", { FILES_INLINE_ACTIVE_CONTENT: "yes" }],
+    ["FILES_INLINE_ACTIVE_CONTENT", { FILES_INLINE_ACTIVE_CONTENT: "1" }],
   ])("names %s when its value is bad", (variable, env) => {
     let error: unknown;
     try {

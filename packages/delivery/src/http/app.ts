@@ -55,6 +55,8 @@ export interface AppDeps {
   readonly releases: ReleaseService;
   /** `LOCAL_STORAGE_DIR`, served at `GET /files/<bucket>/<key>`. */
   readonly localFilesRoot: string;
+  /** `FILES_INLINE_ACTIVE_CONTENT`: HTML, SVG, JavaScript… under `/files` not sent as downloads. */
+  readonly filesInlineActiveContent: boolean;
   readonly notifications: NotificationService;
   readonly webhookReceiver: WebhookReceiver;
   readonly webhooks: WebhookManager;
@@ -116,7 +118,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(repositoriesRoutes, { repos: deps.repos });
   await app.register(statusRoutes, { status: deps.status });
   await app.register(releasesRoutes, { releases: deps.releases });
-  await app.register(filesRoute, { root: deps.localFilesRoot });
+  await app.register(filesRoute, {
+    root: deps.localFilesRoot,
+    inlineActiveContent: deps.filesInlineActiveContent,
+  });
   await app.register(webhookReceiverRoutes, { receiver: deps.webhookReceiver });
   await app.register(webhooksRoutes, { webhooks: deps.webhooks });
   await app.register(notificationsRoutes, { notifications: deps.notifications });

@@ -7,7 +7,45 @@ import { isBucketName, keyProblem } from "./object-store.js";
 export interface FilesRouteOptions {
   /** The local store's root (`LOCAL_STORAGE_DIR`): `/files/<bucket>/<key>` maps below it. */
   readonly root: string;
+  /** `FILES_INLINE_ACTIVE_CONTENT`: serve active content inline rather than as a download. */
+  readonly inlineActiveContent: boolean;
 }
+
+/**
+ * Media types a browser runs, or renders as a document that can run scripts (HTML, SVG, XML
+ * through XSLT or XHTML namespaces, JavaScript, Flash). Any `+xml` type counts as XML.
+ */
+export const ACTIVE_MEDIA_TYPES: ReadonlySet<string> = new Set([
+  "text/html",
+  "application/xhtml+xml",
+  "image/svg+xml",
+  "text/xml",
+  "application/xml",
+  "text/xsl",
+  "text/javascript",
+  "application/javascript",
+  "application/x-javascript",
+  "text/ecmascript",
+  "application/ecmascript",
+  "application/x-shockwave-flash",
+]);
+
+/** Whether a `Content-Type` value names active content. */
+export function isActiveContent(contentType: string): boolean {
+  const media = (contentType.split(";")[0] ?? "").trim().toLowerCase();
+  return ACTIVE_MEDIA_TYPES.has(media) || media.endsWith("+xml");
+}
+
+/**
+ * Headers of every `/files` answer. Published files are written by repositories, not by this
+ * service, yet they are served from its origin, where the session cookies live: `sandbox` makes
+ * a browser treat a page as coming from a unique origin with scripts off, and `nosniff` stops it
+ * from guessing a script or page out of a file served as something else.
+ */
+export const FILES_SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  "content-security-policy": "sandbox",
+  "x-content-type-options": "nosniff",
+};
 
 /**
  * Whether a decoded request path names an object: a bucket then a safe key. Anything else
@@ -25,12 +63,24 @@ export function isServablePath(pathname: string): boolean {
 /**
  * `GET|HEAD /files/<bucket>/<key>` for the local storage provider: Content-Type from the
  * extension, Content-Length, ETag, Last-Modified, conditional and range requests (all by
- * `@fastify/send`). Directories are never listed.
+ * `@fastify/send`), and the security headers above. Directories are never listed.
  */
-export const filesRoute: FastifyPluginAsync<FilesRouteOptions> = async (app, { root }) => {
+export const filesRoute: FastifyPluginAsync<FilesRouteOptions> = async (
+  app,
+  { root, inlineActiveContent },
+) => {
   await mkdir(root, { recursive: true });
   // Published files are public, like the object store's own URLs.
   setScopeAccess(app, "public");
+  app.addHook("onSend", async (_request, reply, payload) => {
+    reply.headers(FILES_SECURITY_HEADERS);
+    const contentType = reply.getHeader("content-type");
+    // Belt and braces beside the sandbox: active content is downloaded, never opened here.
+    if (!inlineActiveContent && typeof contentType === "string" && isActiveContent(contentType)) {
+      reply.header("content-disposition", "attachment");
+    }
+    return payload;
+  });
   await app.register(fastifyStatic, {
     root,
     prefix: "/files/",

@@ -6,7 +6,7 @@ import { Readable } from "node:stream";
 import { makeTempDir } from "@rd/common/test-kit";
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { filesRoute } from "../../src/storage/files-route.js";
+import { filesRoute, isActiveContent } from "../../src/storage/files-route.js";
 import { LocalObjectStore } from "../../src/storage/local-store.js";
 
 const CONTENT = "0123456789abcdefghij";
@@ -34,7 +34,7 @@ describe("GET /files/<bucket>/<key>", () => {
     await mkdir(join(root, ".incoming"), { recursive: true });
     await writeFile(join(root, ".incoming", "partial"), "PARTIAL-CONTENT-MUST-NOT-LEAK");
     app = Fastify();
-    await app.register(filesRoute, { root });
+    await app.register(filesRoute, { root, inlineActiveContent: false });
     await app.ready();
   });
   afterAll(async () => {
@@ -156,7 +156,7 @@ describe("GET /files/<bucket>/<key>", () => {
     beforeAll(async () => {
       await app.close();
       app = Fastify();
-      await app.register(filesRoute, { root: join(dir.path, "files") });
+      await app.register(filesRoute, { root: join(dir.path, "files"), inlineActiveContent: false });
       await app.listen({ host: "127.0.0.1", port: 0 });
       port = (app.server.address() as AddressInfo).port;
       base = `http://127.0.0.1:${port}`;
@@ -187,5 +187,135 @@ describe("GET /files/<bucket>/<key>", () => {
       });
       expect(status).toBe(404);
     });
+  });
+});
+
+describe("/files keeps published content away from the service's origin", () => {
+  const ACTIVE = [
+    "html",
+    "htm",
+    "xhtml",
+    "svg",
+    "xml",
+    "xsl",
+    "xslt",
+    "js",
+    "mjs",
+    "es",
+    "rss",
+    "atom",
+    "mathml",
+    "swf",
+  ];
+  const PASSIVE = [
+    "txt",
+    "png",
+    "json",
+    "css",
+    "zip",
+    "pdf",
+    "md",
+    "wasm",
+    "tar.gz",
+    "noextension",
+  ];
+  const fileName = (extension: string) =>
+    extension === "noextension" ? "file" : `file.${extension}`;
+  let dir: { path: string; remove(): Promise<void> };
+  const apps: FastifyInstance[] = [];
+
+  async function serve(inlineActiveContent: boolean): Promise<FastifyInstance> {
+    const app = Fastify();
+    apps.push(app);
+    await app.register(filesRoute, { root: join(dir.path, "files"), inlineActiveContent });
+    await app.ready();
+    return app;
+  }
+
+  beforeAll(async () => {
+    dir = await makeTempDir();
+    const bucket = join(dir.path, "files", "site");
+    await mkdir(bucket, { recursive: true });
+    for (const extension of [...ACTIVE, ...PASSIVE]) {
+      await writeFile(join(bucket, fileName(extension)), "<script>alert(document.cookie)</script>");
+    }
+  });
+  afterAll(async () => {
+    await Promise.all(apps.map((app) => app.close()));
+    await dir.remove();
+  });
+
+  it.each(ACTIVE)("sends a .%s file sandboxed, unsniffed, as a download", async (extension) => {
+    const app = await serve(false);
+    for (const method of ["GET", "HEAD"] as const) {
+      const reply = await app.inject({ method, url: `/files/site/${fileName(extension)}` });
+      expect(reply.statusCode).toBe(200);
+      expect(isActiveContent(String(reply.headers["content-type"]))).toBe(true);
+      expect(reply.headers).toMatchObject({
+        "content-security-policy": "sandbox",
+        "x-content-type-options": "nosniff",
+        "content-disposition": "attachment",
+      });
+    }
+  });
+
+  it.each(PASSIVE)("sends a .%s file sandboxed and unsniffed, inline", async (extension) => {
+    const app = await serve(false);
+    const reply = await app.inject({ method: "GET", url: `/files/site/${fileName(extension)}` });
+    expect(reply.statusCode).toBe(200);
+    expect(isActiveContent(String(reply.headers["content-type"]))).toBe(false);
+    expect(reply.headers).toMatchObject({
+      "content-security-policy": "sandbox",
+      "x-content-type-options": "nosniff",
+    });
+    expect(reply.headers["content-disposition"]).toBeUndefined();
+  });
+
+  it("keeps the headers on ranges, 304s and 404s", async () => {
+    const app = await serve(false);
+    const range = await app.inject({
+      method: "GET",
+      url: "/files/site/file.html",
+      headers: { range: "bytes=0-3" },
+    });
+    expect(range.statusCode).toBe(206);
+    const notModified = await app.inject({
+      method: "GET",
+      url: "/files/site/file.html",
+      headers: { "if-none-match": String(range.headers.etag) },
+    });
+    expect(notModified.statusCode).toBe(304);
+    const missing = await app.inject({ method: "GET", url: "/files/site/missing.html" });
+    expect(missing.statusCode).toBe(404);
+    for (const reply of [range, notModified, missing]) {
+      expect(reply.headers["content-security-policy"]).toBe("sandbox");
+      expect(reply.headers["x-content-type-options"]).toBe("nosniff");
+    }
+    expect(range.headers["content-disposition"]).toBe("attachment");
+  });
+
+  it.each(ACTIVE)(
+    "serves a .%s file inline, still sandboxed and unsniffed, when the operator opts out",
+    async (extension) => {
+      const app = await serve(true);
+      const reply = await app.inject({ method: "GET", url: `/files/site/${fileName(extension)}` });
+      expect(reply.statusCode).toBe(200);
+      expect(reply.headers["content-disposition"]).toBeUndefined();
+      expect(reply.headers).toMatchObject({
+        "content-security-policy": "sandbox",
+        "x-content-type-options": "nosniff",
+      });
+    },
+  );
+
+  it.each([
+    ["text/html; charset=utf-8", true],
+    ["TEXT/HTML", true],
+    ["application/vnd.google-earth.kml+xml", true],
+    ["text/plain; charset=utf-8", false],
+    ["application/octet-stream", false],
+    ["", false],
+  ])("counts %j as active: %s", (contentType, active) => {
+    expect(isActiveContent(contentType)).toBe(active);
   });
 });
