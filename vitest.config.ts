@@ -7,5 +7,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // Process tests run the compiled binaries: compile first, once per run.
+    globalSetup: ["./vitest.global-setup.ts"],
   },
 });

@@ -215,29 +215,20 @@ describe("the delivery process", () => {
   it("serves by default (no subcommand) and stops on SIGTERM with exit code 0", async () => {
     const dir = await makeTempDir("rd-delivery-proc-");
     const stub = await startGithubStub();
-    const cli = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
+    // The binary as an operator runs it (dist/, built first by Vitest's global setup).
+    const bin = fileURLToPath(new URL("../bin/delivery.js", import.meta.url));
     try {
-      const child = spawn(
-        process.execPath,
-        [
-          "--import",
-          "tsx",
-          "--input-type=module",
-          "-e",
-          `import { run } from ${JSON.stringify(cli)}; process.exitCode = await run([]);`,
-        ],
-        {
-          env: {
-            PATH: process.env.PATH ?? "",
-            HOST: "127.0.0.1",
-            PORT: "0",
-            DATABASE_URL: `sqlite:${join(dir.path, "delivery.db")}`,
-            JWT_SECRET: "process-test-jwt-secret-0123456789abcdef",
-            CODEHOST_API_URL: stub.url,
-          },
-          stdio: ["ignore", "pipe", "pipe"],
+      const child = spawn(process.execPath, [bin], {
+        env: {
+          PATH: process.env.PATH ?? "",
+          HOST: "127.0.0.1",
+          PORT: "0",
+          DATABASE_URL: `sqlite:${join(dir.path, "delivery.db")}`,
+          JWT_SECRET: "process-test-jwt-secret-0123456789abcdef",
+          CODEHOST_API_URL: stub.url,
         },
-      );
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       let stdout = "";
       const listening = new Promise<string>((resolve, reject) => {
         child.stdout.on("data", (chunk: Buffer) => {

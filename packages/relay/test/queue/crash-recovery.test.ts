@@ -2,13 +2,11 @@ import { generateKeyPairSync } from "node:crypto";
 import { readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { freePort, makeTempDir } from "@rd/common/test-kit";
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type SmtpSink, startSmtpSink } from "../fixtures/smtp-sink.js";
-import { buildRelay, RelayProcess, runRelay } from "./relay-process.js";
+import { RelayProcess, runRelay } from "./relay-process.js";
 
 const TOKEN = "crash-test-admin-token";
-
-beforeAll(buildRelay, 180_000);
 
 let dir: { path: string; remove(): Promise<void> };
 let keyPath: string;

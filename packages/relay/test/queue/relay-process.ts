@@ -3,20 +3,9 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-export const RELAY_BIN = join(HERE, "../../bin/relay.js");
-const REPO_ROOT = join(HERE, "../../../..");
+// The binary runs dist/, which Vitest's global setup (vitest.global-setup.ts) builds first.
+export const RELAY_BIN = join(dirname(fileURLToPath(import.meta.url)), "../../bin/relay.js");
 const runFile = promisify(execFile);
-
-/** Compiles the relay as `npm test` does, so the binary runs the code under test. */
-export async function buildRelay(): Promise<void> {
-  try {
-    await runFile("npx", ["tsc", "-b", "packages/relay"], { cwd: REPO_ROOT });
-  } catch (error) {
-    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
-    throw new Error(`npx tsc -b packages/relay failed:\n${stdout ?? ""}${stderr ?? ""}`);
-  }
-}
 
 /** Runs `relay <args>` to completion; resolves with its exit code and output. */
 export function runRelay(

@@ -2,7 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { freePort, makeTempDir } from "@rd/common/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildRelay, RelayProcess } from "../queue/relay-process.js";
+import { RelayProcess } from "../queue/relay-process.js";
 import { plainToken, RawSmtp } from "./smtp-harness.js";
 
 const ADMIN = "process-admin-token-0123456789";
@@ -12,9 +12,8 @@ describe("relay serve with smtp_listen (compiled binary)", () => {
   const processes: RelayProcess[] = [];
 
   beforeAll(async () => {
-    await buildRelay();
     temp = await makeTempDir("relay-smtp-process-");
-  }, 120_000);
+  });
   afterAll(async () => {
     for (const relay of processes.splice(0)) await relay.stop("SIGKILL");
     await temp.remove();
