@@ -40,7 +40,7 @@ export interface CodeHostPolicy {
  * same on every attempt; rate limits (403/429 with their headers) are waited out by the
  * throttling plugin on its own terms, not by the retry plugin.
  */
-export const NEVER_RETRIED_STATUSES: readonly number[] = Array.from(
+const NEVER_RETRIED_STATUSES: readonly number[] = Array.from(
   { length: 100 },
   (_, index) => 400 + index,
 );

@@ -42,7 +42,7 @@ export function isActiveContent(contentType: string): boolean {
  * a browser treat a page as coming from a unique origin with scripts off, and `nosniff` stops it
  * from guessing a script or page out of a file served as something else.
  */
-export const FILES_SECURITY_HEADERS: Readonly<Record<string, string>> = {
+const FILES_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "content-security-policy": "sandbox",
   "x-content-type-options": "nosniff",
 };

@@ -3,8 +3,8 @@
 // (control and invisible characters).
 
 /** RFC 5321 §4.5.3.1: the longest path (address) and local part, in octets. */
-export const MAX_EMAIL_BYTES = 254;
-export const MAX_LOCAL_PART_BYTES = 64;
+const MAX_EMAIL_BYTES = 254;
+const MAX_LOCAL_PART_BYTES = 64;
 /** RFC 1035: at most 253 characters in a name, 63 in a label. */
 const MAX_DOMAIN_LENGTH = 253;
 const MAX_LABEL_LENGTH = 63;
