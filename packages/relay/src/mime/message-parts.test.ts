@@ -1,5 +1,24 @@
 import { describe, expect, it } from "vitest";
-import { headerFields, splitMessage } from "./message-parts.js";
+import { headerFields, splitMessage, toCrlf } from "./message-parts.js";
+
+describe("toCrlf", () => {
+  it.each([
+    ["CRLF kept", "a\r\nb\r\n", "a\r\nb\r\n"],
+    ["bare LF", "a\nb\n", "a\r\nb\r\n"],
+    ["bare CR", "a\rb\r", "a\r\nb\r\n"],
+    ["mixed, CR LF CR", "\r\r\n\n\r", "\r\n\r\n\r\n\r\n"],
+    ["8-bit octets untouched", "\u00e9\u00ff\n", "\u00e9\u00ff\r\n"],
+  ])("%s", (_case, input, output) => {
+    expect(toCrlf(Buffer.from(input, "latin1")).toString("latin1")).toBe(output);
+  });
+
+  it("converts 8 MiB of bare line ends in well under a second", () => {
+    const input = Buffer.alloc(8 * 1024 * 1024, "\n");
+    const started = performance.now();
+    expect(toCrlf(input).length).toBe(16 * 1024 * 1024);
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+});
 
 describe("splitMessage", () => {
   it.each([

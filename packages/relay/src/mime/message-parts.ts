@@ -4,6 +4,35 @@
  */
 
 const CRLF = "\r\n";
+const CR = 0x0d;
+const LF = 0x0a;
+
+/**
+ * The bytes with every bare CR and bare LF made CRLF (the input itself when there is none).
+ * NOTE: a byte loop: a regular expression replacing line ends took 3 s for 8 MiB of bare LFs.
+ */
+export function toCrlf(input: Buffer): Buffer {
+  let bare = 0;
+  for (let index = 0; index < input.length; index += 1) {
+    const byte = input[index];
+    if (byte === CR && input[index + 1] === LF) index += 1;
+    else if (byte === CR || byte === LF) bare += 1;
+  }
+  if (bare === 0) return input;
+  const output = Buffer.allocUnsafe(input.length + bare);
+  let at = 0;
+  for (let index = 0; index < input.length; index += 1) {
+    const byte = input[index] as number;
+    if (byte !== CR && byte !== LF) {
+      output[at++] = byte;
+      continue;
+    }
+    output[at++] = CR;
+    output[at++] = LF;
+    if (byte === CR && input[index + 1] === LF) index += 1;
+  }
+  return output;
+}
 
 /**
  * One header field as written: its name (empty for a line without a colon) and the text after

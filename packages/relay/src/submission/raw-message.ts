@@ -1,6 +1,6 @@
 import addressparser from "nodemailer/lib/addressparser/index.js";
 import { Errors } from "../http/errors.js";
-import { headerFields, splitMessage } from "../mime/message-parts.js";
+import { headerFields, splitMessage, toCrlf } from "../mime/message-parts.js";
 import { checkHeaderBlockSize } from "./header-limit.js";
 
 /** Headers that may appear at most once in a submitted message (decisions → Sending). */
@@ -48,9 +48,9 @@ export function prepareRawMessage(
 ): PreparedRawMessage {
   // NOTE: the message is handled as latin1 text, one character per byte, so that any octets
   // (8-bit bodies, non-UTF-8 charsets) come back out unchanged. A JSON string is UTF-8 first.
-  const text = (typeof raw === "string" ? Buffer.from(raw, "utf8") : raw).toString("latin1");
-  if (text.trim() === "") throw Errors.emptyRaw();
-  const normalised = text.replace(/\r\n|\r|\n/g, CRLF);
+  const bytes = typeof raw === "string" ? Buffer.from(raw, "utf8") : raw;
+  const normalised = toCrlf(bytes).toString("latin1");
+  if (normalised.trim() === "") throw Errors.emptyRaw();
   const { headerBlock, body } = splitMessage(normalised);
   checkHeaderBlockSize(headerBlock.length);
   const fields = parseHeaderBlock(headerBlock);
