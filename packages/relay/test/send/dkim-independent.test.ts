@@ -6,7 +6,7 @@ const python = await findDkimpy();
 
 /**
  * Every message shape the relay signs is accepted by dkimpy, an implementation independent of
- * mailauth (which signs), against the DKIM record of the domain's DNS kit.
+ * the relay's signer, against the DKIM record of the domain's DNS kit.
  */
 describe.skipIf(python === undefined)("DKIM checked by an independent verifier (dkimpy)", () => {
   let relay: SendRelay;
@@ -44,6 +44,15 @@ describe.skipIf(python === undefined)("DKIM checked by an independent verifier (
     ],
     ["an empty body", { from: "a@shop.test", to: ["b@dest.test"], subject: "empty" }],
     [
+      "a long ASCII subject and display name (written as encoded words)",
+      {
+        from: `${"A".repeat(2000)} <a@shop.test>`,
+        to: ["b@dest.test"],
+        subject: "x".repeat(3000),
+        text: "hi",
+      },
+    ],
+    [
       "a body over 256 KiB (base64-encoded)",
       { from: "a@shop.test", to: ["b@dest.test"], subject: "big", text: "x".repeat(300_000) },
     ],
@@ -76,6 +85,24 @@ describe.skipIf(python === undefined)("DKIM checked by an independent verifier (
       "",
       "",
     ].join("\n");
+    const received = await delivered("/send-raw", {
+      from: "vendas@shop.test",
+      to: ["ana@dest.test"],
+      raw,
+    });
+    expect(await dkimpy(received)).toBe("pass");
+  });
+
+  it.each([
+    ["all header, no final line break", "From: vendas@shop.test"],
+    ["all header, final CRLF", "From: vendas@shop.test\r\nSubject: x\r\n"],
+    [
+      "40,000 folded lines",
+      `From: vendas@shop.test\r\nX-Junk: a\r\n${" b\r\n".repeat(40_000)}\r\nbody\r\n`,
+    ],
+    // UTF-8 "à" holds the octet 0xA0, which mailauth's canonicalisation took for a space.
+    ["raw UTF-8 header text", "From: vendas@shop.test\r\nSubject: à la carte  \r\n\r\nbody\r\n"],
+  ])("/send-raw: %s", async (_case, raw) => {
     const received = await delivered("/send-raw", {
       from: "vendas@shop.test",
       to: ["ana@dest.test"],
