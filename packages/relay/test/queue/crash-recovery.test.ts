@@ -114,8 +114,8 @@ describe("crash recovery of the real process", () => {
     // The tick hangs on the sink, which reads the message and never answers.
     const hanging = call("POST", "/queue/tick").catch(() => undefined);
     await expect.poll(async () => (await queue())[0]?.estado, { timeout: 10_000 }).toBe("sending");
-    await expect.poll(() => stalling.connections, { timeout: 10_000 }).toBeGreaterThan(0);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Killed once the whole message is on the wire, the sink never having answered it.
+    await expect.poll(() => stalling.stalled, { timeout: 10_000 }).toBe(1);
 
     expect(await first.stop("SIGKILL")).toBeNull();
     await hanging;
