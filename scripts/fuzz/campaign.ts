@@ -12,7 +12,11 @@ export const PROBE_EVERY = 200;
 /** A /health answer slower than this is a stall. */
 export const STALL_MS = 2_000;
 /** Inputs kept for a crash report (the crash may come from an earlier input than the last). */
-const RECENT_INPUTS = 3;
+const RECENT_INPUTS = 10;
+/** After an input the connection of which was refused or dropped, how long a dying child may take to exit. */
+const EXIT_WAIT_MS = 1_000;
+/** Outcomes that may mean the child is going down. */
+const DROPPED = new Set(["refused", "closed", "reset", "no-answer"]);
 
 export interface TargetStats {
   inputs: number;
@@ -41,6 +45,8 @@ export interface CampaignOptions {
   seconds: number;
   findingsDir: string;
   log(line: string): void;
+  /** Ends the run early (Ctrl-C), with the summary of what ran. */
+  stop?: AbortSignal;
 }
 
 export async function runCampaign(
@@ -124,97 +130,110 @@ export async function runCampaign(
       await report(
         "stall",
         lastTarget,
-        `${lastTarget}: /health ${ms === null ? "unanswered" : `took ${Math.round(ms)} ms`} after these inputs`,
+        `${lastTarget}: /health ${ms === null ? "unanswered" : `slower than ${STALL_MS} ms`} after these inputs`,
         `health probe: ${ms === null ? "no 200 within 5 s" : `${Math.round(ms)} ms`}`,
         recent,
       );
     }
   };
 
-  while (Date.now() < deadline) {
-    // Equal time per target: the one that has had the least time goes next.
-    const target = [...instance.targets].sort(
-      (a, b) => statsOf(a.name).busyMs - statsOf(b.name).busyMs,
-    )[0] as Target;
-    const entry = statsOf(target.name);
-    const index = entry.inputs;
-    const input = target.generate(Prng.derive(options.seed, target.name, index));
-    recent.push({
-      target: target.name,
-      index,
-      summary: input.summary,
-      reproduction: input.reproduction,
-      input,
-    });
-    if (recent.length > RECENT_INPUTS) recent.shift();
-    const started = performance.now();
-    const outcome: Outcome = await input.run();
-    entry.busyMs += performance.now() - started;
-    entry.inputs += 1;
-    inputs += 1;
-    sinceProbe.add(target.name);
-    entry.statuses.set(outcome.status, (entry.statuses.get(outcome.status) ?? 0) + 1);
-    const last = recent.slice(-1);
+  try {
+    while (Date.now() < deadline && !options.stop?.aborted) {
+      // Equal time per target: the one that has had the least time goes next.
+      const target = [...instance.targets].sort(
+        (a, b) => statsOf(a.name).busyMs - statsOf(b.name).busyMs,
+      )[0] as Target;
+      const entry = statsOf(target.name);
+      const index = entry.inputs;
+      const input = target.generate(Prng.derive(options.seed, target.name, index));
+      recent.push({
+        target: target.name,
+        index,
+        summary: input.summary,
+        reproduction: input.reproduction,
+        input,
+      });
+      if (recent.length > RECENT_INPUTS) recent.shift();
+      const started = performance.now();
+      const outcome: Outcome = await input.run();
+      entry.busyMs += performance.now() - started;
+      entry.inputs += 1;
+      inputs += 1;
+      sinceProbe.add(target.name);
+      entry.statuses.set(outcome.status, (entry.statuses.get(outcome.status) ?? 0) + 1);
+      const last = recent.slice(-1);
 
-    if (instance.service.exit) {
-      entry.crashes += 1;
-      const tail = instance.service.outputTail();
-      await report(
-        "crash",
-        target.name,
-        `${target.name}: ${crashSignature(tail)}`,
-        `exit ${JSON.stringify(instance.service.exit)}\n${tail.slice(-6000)}`,
-        recent,
-      );
-      await replace();
-      continue;
+      if (
+        instance.service.exit ||
+        (DROPPED.has(outcome.status) && (await instance.service.exitsWithin(EXIT_WAIT_MS)))
+      ) {
+        entry.crashes += 1;
+        const tail = instance.service.outputTail();
+        await report(
+          "crash",
+          target.name,
+          `${target.name}: ${crashSignature(tail)}`,
+          `exit ${JSON.stringify(instance.service.exit)}\n${tail.slice(-6000)}`,
+          recent,
+        );
+        await replace();
+        continue;
+      }
+      if (outcome.serverError) {
+        entry.serverErrors += 1;
+        await report(
+          "5xx",
+          target.name,
+          `${target.name}: ${outcome.status} ${errorCode(outcome.detail)}`,
+          outcome.detail,
+          last,
+        );
+      }
+      if (outcome.hung) {
+        entry.stalls += 1;
+        await report(
+          "stall",
+          target.name,
+          `${target.name}: no answer within the bound`,
+          `${Math.round(outcome.ms)} ms: ${outcome.detail}`,
+          last,
+        );
+      }
+      if (outcome.lockedOut) {
+        entry.lockouts += 1;
+        await report(
+          "lockout",
+          target.name,
+          `${target.name}: the fuzzer was locked out after ${outcome.status}`,
+          outcome.detail,
+          last,
+        );
+        await replace();
+        continue;
+      }
+      if (inputs % PROBE_EVERY === 0) await probe(target.name);
     }
-    if (outcome.serverError) {
-      entry.serverErrors += 1;
-      await report(
-        "5xx",
-        target.name,
-        `${target.name}: ${outcome.status} ${errorCode(outcome.detail)}`,
-        outcome.detail,
-        last,
-      );
-    }
-    if (outcome.hung) {
-      entry.stalls += 1;
-      await report(
-        "stall",
-        target.name,
-        `${target.name}: no answer within the bound`,
-        `${Math.round(outcome.ms)} ms: ${outcome.detail}`,
-        last,
-      );
-    }
-    if (outcome.lockedOut) {
-      entry.lockouts += 1;
-      await report(
-        "lockout",
-        target.name,
-        `${target.name}: the fuzzer was locked out after ${outcome.status}`,
-        outcome.detail,
-        last,
-      );
-      await replace();
-      continue;
-    }
-    if (inputs % PROBE_EVERY === 0) await probe(target.name);
+    const lastTarget = recent.at(-1)?.target;
+    if (lastTarget !== undefined) await probe(lastTarget);
+  } finally {
+    // Whatever ends the run (its time, Ctrl-C, a fuzzer bug), the child is stopped by its PID.
+    await instance.close();
   }
-  const lastTarget = recent.at(-1)?.target;
-  if (lastTarget !== undefined) await probe(lastTarget);
-  await instance.close();
   return { stats, findings, rssKib, inputs, restarts };
 }
 
-/** The error a crashed child printed (`ResponseContentLengthMismatchError`, `TypeError: …`). */
+/**
+ * What a crashed child printed, for grouping: the error's name, the emitter of an unhandled
+ * 'error' event and the error's cause (`TypeError: terminated on ByteCounter, cause
+ * ResponseContentLengthMismatchError`).
+ */
 export function crashSignature(tail: string): string {
-  const named = /\b([A-Z][A-Za-z]*(?:Error|Exception))\b(?::[^\n]{0,80})?/.exec(
-    tail.replace(/\{"level".*\n/g, ""),
-  );
-  return named ? named[0].trim() : "exited without an error message";
+  const text = tail.replace(/^\{"level".*$/gm, "");
+  const error = /\b([A-Z][A-Za-z]*(?:Error|Exception))\b(?::[^\n]{0,80})?/.exec(text)?.[0].trim();
+  if (error === undefined) return "exited without an error message";
+  const emitter = /Emitted 'error' event on (\w+) instance/.exec(text)?.[1];
+  const cause = /\[cause\]: (\w+)/.exec(text)?.[1];
+  return `${error}${emitter ? ` on ${emitter}` : ""}${cause ? `, cause ${cause}` : ""}`;
 }
 
 /** The `error` field of a JSON answer, for grouping alike failures. */

@@ -73,11 +73,14 @@ async function main(): Promise<number> {
       "fuzz-findings",
       `${options.service}-seed-${options.seed}-${stamp}`,
     );
+    const stop = new AbortController();
+    for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => stop.abort());
     const result = await runCampaign(subject, {
       seed: options.seed,
       seconds: options.seconds,
       findingsDir,
       log: (line) => console.error(line),
+      stop: stop.signal,
     });
     const lines = summaryLines(options.service, options.seed, options.seconds, result);
     console.log(lines.join("\n"));

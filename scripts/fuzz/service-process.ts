@@ -21,6 +21,8 @@ export interface ServiceProcess {
   readonly exit: { code: number | null; signal: string | null } | undefined;
   /** The last bytes the child wrote (stdout and stderr interleaved). */
   outputTail(): string;
+  /** Whether the child exits within `ms` (true at once when it already has). */
+  exitsWithin(ms: number): Promise<boolean>;
   /** Resident set size now (KiB, `VmRSS`), or null where /proc cannot tell. */
   rssKib(): Promise<number | null>;
   stop(): Promise<void>;
@@ -66,6 +68,15 @@ export async function startService(options: {
       return exit;
     },
     outputTail: () => tail,
+    async exitsWithin(ms) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), ms);
+      });
+      const result = await Promise.race([exited.then(() => true as const), timeout]);
+      clearTimeout(timer);
+      return result;
+    },
     async rssKib() {
       try {
         const match = /^VmRSS:\s+(\d+) kB/m.exec(await readFile(`/proc/${pid}/status`, "utf8"));

@@ -34,7 +34,7 @@ export function declarationText(
   assets: readonly DeclaredAsset[],
 ): { text: string; summary: string } {
   const declaration: Record<string, unknown> = {
-    version: random.pick([2, "2.0", 2.1]),
+    version: random.pick([2, 2, 2.1, "2.0"]),
     storage: { provider: random.pick(["local", "objectstore"]), bucket, folder_name: folder },
     publish: {
       auto_latest: random.chance(0.8),

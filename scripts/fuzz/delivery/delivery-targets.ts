@@ -306,11 +306,13 @@ function releaseEvent(context: DeliveryContext, random: Prng): Record<string, un
       draft: random.chance(0.1),
       prerelease: random.chance(0.1),
     },
-    repository: {
-      full_name: random.chance(0.9) ? repository : hostileString(random, 300),
-      name,
-      owner: { login: owner },
-    },
+    repository: random.chance(0.9)
+      ? { full_name: repository, name, owner: { login: owner } }
+      : {
+          full_name: hostileString(random, 300),
+          name: hostileString(random, 300),
+          owner: { login: random.chance(0.5) ? owner : hostileJson(random) },
+        },
   };
 }
 
@@ -420,7 +422,7 @@ export function publishTarget(context: DeliveryContext): Target {
       const webhookBody = JSON.stringify({
         action: "published",
         release: { id: 1, tag_name: tag, draft: false },
-        repository: { full_name: repository },
+        repository: { full_name: repository, name, owner: { login: owner } },
       });
       const request =
         trigger === "webhook"
