@@ -1,23 +1,10 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { freePort } from "@rd/common/test-kit";
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-const DELIVERY_BIN = join(HERE, "../../bin/delivery.js");
-const REPO_ROOT = join(HERE, "../../../..");
-const runFile = promisify(execFile);
-
-/** Compiles the service as `npm test` does, so the binary runs the code under test. */
-export async function buildDelivery(): Promise<void> {
-  try {
-    await runFile("npx", ["tsc", "-b", "packages/delivery"], { cwd: REPO_ROOT });
-  } catch (error) {
-    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
-    throw new Error(`npx tsc -b packages/delivery failed:\n${stdout ?? ""}${stderr ?? ""}`);
-  }
-}
+// The binary runs dist/, which Vitest's global setup (vitest.global-setup.ts) builds first.
+const DELIVERY_BIN = join(dirname(fileURLToPath(import.meta.url)), "../../bin/delivery.js");
 
 /** The compiled service running as `delivery serve` on a free loopback port. */
 export class DeliveryProcess {

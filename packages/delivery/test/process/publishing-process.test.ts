@@ -14,7 +14,7 @@ import {
 } from "../releases/release-stub.js";
 import { buildZip } from "../releases/zip-fixture.js";
 import { S3RVER_CREDENTIALS, type S3Server, startS3Server } from "../storage/s3-server.js";
-import { buildDelivery, DeliveryProcess } from "./delivery-process.js";
+import { DeliveryProcess } from "./delivery-process.js";
 
 // The compiled service as a child process, configured only through its environment, publishing
 // from the GitHub stub to local storage and to s3rver while downloads break off, stall, or the
@@ -48,7 +48,6 @@ describe("the service process while publishing", () => {
   let baseEnv: Record<string, string>;
 
   beforeAll(async () => {
-    await buildDelivery();
     dir = await makeTempDir("rd-delivery-process-");
     releases = createReleaseStub();
     stub = await startGithubStub({ routes: [releases.routes] });
