@@ -116,7 +116,7 @@ describe("createDkimSigner", () => {
     const identity = { domain: "example.test", selector: "relay", keyPath };
     const folded = (lines: number) =>
       Buffer.from(`From: a@example.test\r\nX-Junk: a\r\n${" b\r\n".repeat(lines)}\r\nbody\r\n`);
-    const small = folded(200_000);
+    const small = folded(100_000);
     const large = folded(400_000);
     await signer.sign(small, identity); // warm-up (and the key is parsed)
     const timeOf = async (input: Buffer) => {
@@ -129,9 +129,11 @@ describe("createDkimSigner", () => {
       return best;
     };
     const [smallMs, largeMs] = [await timeOf(small), await timeOf(large)];
-    // mailauth 4.x took seconds for 40,000 lines, and four times as long for twice as many.
+    // mailauth 4.x took seconds for 40,000 lines, and four times as long for twice as many:
+    // four times the lines must cost about four times as long (16 would be quadratic), with
+    // room for a loaded machine's noise.
     expect(largeMs).toBeLessThan(500);
-    expect(largeMs / Math.max(smallMs, 5)).toBeLessThan(3);
+    expect(largeMs / Math.max(smallMs, 5)).toBeLessThan(8);
     // (mailauth's verifier shares the quadratic parser: such messages are verified by dkimpy in
     // test/send/dkim-independent.test.ts.)
   });
