@@ -32,9 +32,9 @@ export const REFUSAL_STATUS: Readonly<Record<string, Status>> = {
   no_dkim_kit: NOT_AUTHORIZED,
   // Over `smtp_max_size`, or over the queue's size once signed.
   payload_too_large: { code: 552, enhanced: "5.3.4" },
-  // The message itself cannot be signed or is not RFC 5322.
   // A header block over the relay's limit: the same "message too big" answer.
   headers_too_large: { code: 552, enhanced: "5.3.4" },
+  // The message itself cannot be signed or is not RFC 5322.
   repeated_header: { code: 554, enhanced: "5.6.0" },
   bad_message: { code: 554, enhanced: "5.6.0" },
   empty_raw: { code: 554, enhanced: "5.6.0" },
