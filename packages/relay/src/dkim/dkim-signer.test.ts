@@ -56,15 +56,16 @@ describe("createDkimSigner", () => {
     return result.results;
   }
 
-  it("signs rsa-sha256 relaxed/relaxed with d= and s=, verified by mailauth against DNS", async () => {
-    const keyPath = join(dir.path, "example.test.pem");
+  /** Signs `message` as relay._domainkey.example.test with the first key, written to `file`. */
+  async function signAtFixedTime(file: string) {
+    const keyPath = join(dir.path, file);
     await writeFile(keyPath, first.pem);
     const signer = createDkimSigner({ now: () => new Date("2026-03-04T00:00:00Z") });
-    const signed = await signer.sign(message, {
-      domain: "example.test",
-      selector: "relay",
-      keyPath,
-    });
+    return signer.sign(message, { domain: "example.test", selector: "relay", keyPath });
+  }
+
+  it("signs rsa-sha256 relaxed/relaxed with d= and s=, verified by mailauth against DNS", async () => {
+    const signed = await signAtFixedTime("example.test.pem");
 
     expect(signed.subarray(signed.length - message.length).equals(message)).toBe(true);
     const header = signed.subarray(0, signed.length - message.length).toString();
@@ -84,14 +85,7 @@ describe("createDkimSigner", () => {
   });
 
   it("writes the header in mailauth's shape: tag order, h= bottom-up as written, b= spaced, folded at 76", async () => {
-    const keyPath = join(dir.path, "shape.pem");
-    await writeFile(keyPath, first.pem);
-    const signer = createDkimSigner({ now: () => new Date("2026-03-04T00:00:00Z") });
-    const signed = await signer.sign(message, {
-      domain: "example.test",
-      selector: "relay",
-      keyPath,
-    });
+    const signed = await signAtFixedTime("shape.pem");
     const header = signed.subarray(0, signed.length - message.length).toString();
     const lines = header.split("\r\n");
     expect(lines.at(-1)).toBe("");
