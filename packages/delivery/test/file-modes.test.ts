@@ -1,9 +1,9 @@
-import { chmod, readdir, stat } from "node:fs/promises";
+import { chmod, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { createLogging } from "@rd/common";
-import { LogCapture, makeTempDir } from "@rd/common/test-kit";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { LogCapture, makeTempDir, modeOf, useUsualUmask } from "@rd/common/test-kit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
 import { migrateToLatest, openDatabase } from "../src/db/database.js";
 import { JWT_SECRET_FILE, resolveJwtSecret } from "../src/jwt-secret.js";
@@ -11,17 +11,8 @@ import { walkZipStream } from "../src/releases/zip-entries.js";
 import { INCOMING_DIR, LocalObjectStore } from "../src/storage/local-store.js";
 import { buildZip } from "./releases/zip-fixture.js";
 
-const modeOf = async (path: string) => (await stat(path)).mode & 0o777;
-
 describe("modes of the delivery service's state files (umask 022)", () => {
-  let previousUmask: number;
-  beforeAll(() => {
-    // The usual umask, which leaves new files readable by every local user unless asked not to.
-    previousUmask = process.umask(0o022);
-  });
-  afterAll(() => {
-    process.umask(previousUmask);
-  });
+  useUsualUmask();
 
   let temp: { path: string; remove(): Promise<void> };
   beforeEach(async () => {

@@ -1,3 +1,4 @@
+export { modeOf, useUsualUmask } from "./file-modes.js";
 export { freePort } from "./free-port.js";
 export { LogCapture } from "./log-capture.js";
 export { cpuMs, peakRssKib, resetPeakRss } from "./process-usage.js";

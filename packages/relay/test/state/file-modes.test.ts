@@ -1,23 +1,14 @@
-import { chmod, readdir, stat } from "node:fs/promises";
+import { chmod, readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { makeTempDir } from "@rd/common/test-kit";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { makeTempDir, modeOf, useUsualUmask } from "@rd/common/test-kit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createRotatingFile } from "../../src/ledger/rotating-file.js";
 import { createSpoolStore, SPOOL_DIR_NAME } from "../../src/queue/spool-store.js";
 import { STATE_FILE } from "../../src/state/state-database.js";
 import { TestRelay } from "../helpers/relay-harness.js";
 
-const modeOf = async (path: string) => (await stat(path)).mode & 0o777;
-
 describe("modes of the relay's state files (umask 022)", () => {
-  let previousUmask: number;
-  beforeAll(() => {
-    // The usual umask, which leaves new files readable by every local user unless asked not to.
-    previousUmask = process.umask(0o022);
-  });
-  afterAll(() => {
-    process.umask(previousUmask);
-  });
+  useUsualUmask();
 
   let temp: { path: string; remove(): Promise<void> };
   let relay: TestRelay | undefined;
