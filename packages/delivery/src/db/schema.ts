@@ -55,6 +55,8 @@ export interface ReleaseHistoryTable {
   /** `manual`, `scheduler`, `webhook` or `reprocess`. */
   triggered_by: string;
   claimed_at: string;
+  /** The claiming instance's token while `processing` (null on rows older than the column). */
+  claim_token: string | null;
   processed_at: string | null;
 }
 

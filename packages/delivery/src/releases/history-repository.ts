@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Kysely, Selectable } from "kysely";
 import { isUniqueViolation } from "../db/errors.js";
 import type { ReleaseHistoryTable, Schema } from "../db/schema.js";
@@ -25,7 +26,7 @@ const PROCESSING = "processing";
 const PROCESSED: readonly HistoryStatus[] = ["success", "partial"];
 
 export type Claim =
-  | { readonly claimed: true; readonly id: number }
+  | { readonly claimed: true; readonly id: number; readonly token: string }
   | { readonly claimed: false; readonly reason: "already_processed" | "in_progress" };
 
 export interface ProcessingOutcome {
@@ -58,7 +59,9 @@ function toRecord(row: HistoryRow): HistoryRecord {
  * SQL for `release_history`: the record of each processed release, and the claim an instance
  * takes before publishing. The unique key (repository_id, tag) lets exactly one concurrent
  * insert win; a failed record or a claim older than the stale limit is taken over with a
- * compare-and-set update, which also only one instance can win.
+ * compare-and-set update, which also only one instance can win. Each claim carries a token of
+ * its own: renewing it and recording its outcome compare it, so a claimer whose claim was taken
+ * over is told so instead of writing over the new holder's row.
  */
 export class HistoryRepository {
   constructor(private readonly db: Kysely<Schema>) {}
@@ -75,6 +78,7 @@ export class HistoryRepository {
     staleBefore: Date,
   ): Promise<Claim> {
     const claimedAt = now.toISOString();
+    const token = randomUUID();
     // Two rounds: the row seen after a lost insert may be deleted (reprocess) before we read it.
     for (let round = 0; round < 2; round++) {
       try {
@@ -88,10 +92,11 @@ export class HistoryRepository {
             errors: "[]",
             triggered_by: trigger,
             claimed_at: claimedAt,
+            claim_token: token,
             processed_at: null,
           })
           .executeTakeFirstOrThrow();
-        return { claimed: true, id: Number(inserted.insertId) };
+        return { claimed: true, id: Number(inserted.insertId), token };
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
       }
@@ -111,21 +116,45 @@ export class HistoryRepository {
       if (!takeable) return { claimed: false, reason: "in_progress" };
       const taken = await this.db
         .updateTable("release_history")
-        .set({ status: PROCESSING, claimed_at: claimedAt, triggered_by: trigger })
+        .set({
+          status: PROCESSING,
+          claimed_at: claimedAt,
+          claim_token: token,
+          triggered_by: trigger,
+        })
         .where("id", "=", existing.id)
         .where("status", "=", existing.status)
         .where("claimed_at", "=", existing.claimed_at)
         .executeTakeFirst();
       return Number(taken.numUpdatedRows) === 1
-        ? { claimed: true, id: Number(existing.id) }
+        ? { claimed: true, id: Number(existing.id), token }
         : { claimed: false, reason: "in_progress" };
     }
     return { claimed: false, reason: "in_progress" };
   }
 
-  /** Records the outcome of a claimed processing. */
-  async complete(id: number, outcome: ProcessingOutcome): Promise<void> {
-    await this.db
+  /**
+   * Moves the claim's time to `now`, so it is not taken for a dead instance's; false when the
+   * claim is no longer this claimer's (taken over after a renewal came too late, or deleted by
+   * a reprocess).
+   */
+  async renew(id: number, token: string, now: Date): Promise<boolean> {
+    const renewed = await this.db
+      .updateTable("release_history")
+      .set({ claimed_at: now.toISOString() })
+      .where("id", "=", id)
+      .where("status", "=", PROCESSING)
+      .where("claim_token", "=", token)
+      .executeTakeFirst();
+    return Number(renewed.numUpdatedRows) === 1;
+  }
+
+  /**
+   * Records the outcome of a claimed processing; false (nothing written) when the claim is no
+   * longer this claimer's.
+   */
+  async complete(id: number, token: string, outcome: ProcessingOutcome): Promise<boolean> {
+    const completed = await this.db
       .updateTable("release_history")
       .set({
         name: outcome.name,
@@ -136,7 +165,10 @@ export class HistoryRepository {
         processed_at: outcome.processedAt,
       })
       .where("id", "=", id)
-      .execute();
+      .where("status", "=", PROCESSING)
+      .where("claim_token", "=", token)
+      .executeTakeFirst();
+    return Number(completed.numUpdatedRows) === 1;
   }
 
   /** Whether `tag` has a record with status success or partial. */

@@ -3,6 +3,7 @@ import type { Readable } from "node:stream";
 import { defineError, isAppError, type Logger } from "@rd/common";
 import type { Clock } from "../clock.js";
 import type { CodeHostDownload, CodeHostRelease, GithubClient } from "../codehost/github-client.js";
+import { startHeartbeat } from "../heartbeat.js";
 import type { WatchedRepository } from "../repositories/repo-repository.js";
 import { isBucketName } from "../storage/object-store.js";
 import type { StorageProviders } from "../storage/storage-providers.js";
@@ -52,7 +53,10 @@ export type ReleaseHost = Pick<
 >;
 
 export interface ProcessingPolicy {
-  /** A claim older than this belongs to an instance presumed dead and may be taken over. */
+  /**
+   * A claim older than this belongs to an instance presumed dead and may be taken over. A live
+   * publish renews its claim every third of it.
+   */
   readonly staleClaimMs: number;
   /** Waits between attempts of one download+upload; attempts = length + 1. */
   readonly retryDelaysMs: readonly number[];
@@ -61,8 +65,8 @@ export interface ProcessingPolicy {
 }
 
 export const DEFAULT_PROCESSING_POLICY: ProcessingPolicy = {
-  // A 1 GiB asset publishes in well under a minute on a sane link: a claim still unfinished
-  // after 30 minutes means the claiming instance died. Documented in the README (Publishing).
+  // Claims are renewed while their publish runs: a claim left unrenewed for 30 minutes means
+  // the claiming instance died. Documented in the README (Publishing).
   staleClaimMs: 30 * 60 * 1000,
   // A fresh signed URL is asked for on every attempt.
   retryDelaysMs: [1_000, 5_000],
@@ -138,6 +142,11 @@ function withoutLatest(declaration: Declaration): Declaration {
 
 /** A download or storage failure: the processing is `failed` (and retried by the next check). */
 class PublishFailure extends Error {}
+
+/** Why a publish whose claim another instance took over (or a reprocess deleted) stopped. */
+export const CLAIM_LOST =
+  "processing stopped: the claim on this release was taken over by another instance " +
+  "(a renewal came later than RELEASE_CLAIM_LEASE_SECONDS)";
 
 /** The UTF-8 text of a stream, or null (and the stream destroyed) past `limit` bytes. */
 async function readAtMost(stream: Readable, limit: number): Promise<string | null> {
@@ -257,14 +266,26 @@ export class ReleaseProcessor {
     const log = { repository: repository.fullName, tag: release.tag, trigger };
     logger.info("processing release", log);
     const result = emptyResult(repository.fullName, release.tag);
+    // The claim is renewed while the publish runs, however long it takes; a renewal finding the
+    // claim gone stops the publish before its next write.
+    const claimLost = new AbortController();
+    const renewal = startHeartbeat(
+      this.policy.staleClaimMs / 3,
+      async () => {
+        if (!(await history.renew(claim.id, claim.token, clock.now()))) claimLost.abort();
+      },
+      (error) => logger.warn("release claim renewal failed", { ...log, reason: error.message }),
+    );
     let status: HistoryStatus;
     try {
-      status = await this.publish(repository, release, knownLatest, result);
+      status = await this.publish(repository, release, knownLatest, result, claimLost.signal);
     } catch (error) {
       // Anything unforeseen still ends in a record, so the claim is never left hanging.
       logger.error("release processing crashed", { ...log, reason: messageOf(error) });
       result.errors.push(`processing failed: ${messageOf(error)}`);
       status = "failed";
+    } finally {
+      await renewal.stop();
     }
     const outcome = {
       name: release.name,
@@ -274,7 +295,15 @@ export class ReleaseProcessor {
       errors: result.errors,
       processedAt: clock.now().toISOString(),
     };
-    await history.complete(claim.id, outcome);
+    // Written only while the claim is still ours: the row is otherwise the new holder's, who
+    // records and notifies the release; this attempt is answered as failed.
+    const held =
+      !claimLost.signal.aborted && (await history.complete(claim.id, claim.token, outcome));
+    if (!held) {
+      logger.error("release claim lost to another instance", log);
+      if (!result.errors.includes(CLAIM_LOST)) result.errors.push(CLAIM_LOST);
+      status = "failed";
+    }
     const record: HistoryRecord = {
       id: claim.id,
       repository: repository.fullName,
@@ -294,7 +323,7 @@ export class ReleaseProcessor {
       bytes: record.total_bytes,
       errors: record.errors.length,
     });
-    if (this.deps.onFinished) {
+    if (held && this.deps.onFinished) {
       await this.deps
         .onFinished(record)
         .catch((error) =>
@@ -304,13 +333,20 @@ export class ReleaseProcessor {
     return { outcome: "published", record, result };
   }
 
-  /** Publishes into `result`; returns the status. Never leaves a half-known state. */
+  /**
+   * Publishes into `result`; returns the status. Never leaves a half-known state. Stops before
+   * its next write once `claimLost` aborts.
+   */
   private async publish(
     repository: WatchedRepository,
     release: CodeHostRelease,
     knownLatest: boolean,
     result: ReleaseResult,
+    claimLost: AbortSignal,
   ): Promise<HistoryStatus> {
+    const stopIfLost = () => {
+      if (claimLost.aborted) throw new PublishFailure(CLAIM_LOST);
+    };
     const declared = await this.readDeclaration(repository, release.tag, result);
     if (!declared) return "failed";
     const isLatest = knownLatest || (await this.isLatestRelease(repository, release, result));
@@ -333,6 +369,7 @@ export class ReleaseProcessor {
     }
     try {
       for (const batch of artifactBatches(declaration.artifacts, release)) {
+        stopIfLost();
         // Each artifact fills its own part of the result, merged in declaration order.
         const parts = batch.map(() => emptyResult(result.repository, result.tag));
         const settled = await Promise.allSettled(
@@ -355,8 +392,10 @@ export class ReleaseProcessor {
         if (failure) throw failure.reason;
       }
       for (const doc of declaration.docs) {
+        stopIfLost();
         await this.publishDoc(repository, release.tag, target, doc, result);
       }
+      stopIfLost();
     } catch (error) {
       if (!(error instanceof PublishFailure)) throw error;
       result.errors.push(error.message);

@@ -1,5 +1,6 @@
 import type { Logger } from "@rd/common";
 import type { Clock } from "../clock.js";
+import { startHeartbeat } from "../heartbeat.js";
 import type { SchedulerState } from "./scheduler-state.js";
 
 /**
@@ -95,11 +96,11 @@ export class ReleaseScheduler {
       logger.error("scheduler lease unavailable", { error: (error as Error).message });
       return "failed";
     }
-    const renewal = setInterval(() => {
-      lease.renew().catch((error: Error) => {
-        logger.warn("scheduler lease renewal failed", { error: error.message });
-      });
-    }, renewEveryMs);
+    const renewal = startHeartbeat(
+      renewEveryMs,
+      () => lease.renew(),
+      (error) => logger.warn("scheduler lease renewal failed", { error: error.message }),
+    );
     const started = clock.now().getTime();
     try {
       logger.info("scheduler round started", { round: roundAt.toISOString() });
@@ -110,7 +111,7 @@ export class ReleaseScheduler {
       logger.error("scheduler round failed", { error: (error as Error).message });
       return "failed";
     } finally {
-      clearInterval(renewal);
+      await renewal.stop();
       await lease.release().catch((error: Error) => {
         logger.warn("scheduler lease release failed", { error: error.message });
       });

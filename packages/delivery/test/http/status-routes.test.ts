@@ -130,7 +130,7 @@ for (const dialect of DIALECTS) {
         ) => {
           const claim = await history.claim(repo.id, tag, "manual", new Date(now), new Date(0));
           if (!claim.claimed) throw new Error(`could not claim ${tag}`);
-          await history.complete(claim.id, {
+          await history.complete(claim.id, claim.token, {
             name: tag,
             status,
             filesCount: 1,

@@ -47,7 +47,7 @@ for (const dialect of DIALECTS) {
         reason: "in_progress",
       });
       if (!first.claimed) throw new Error("unreachable");
-      await history.complete(first.id, outcome("success", 2));
+      await history.complete(first.id, first.token, outcome("success", 2));
       expect(await history.isProcessed(repo.id, "v1.0.0")).toBe(true);
       expect(await history.claim(repo.id, "v1.0.0", "scheduler", at(3), at(-27))).toEqual({
         claimed: false,
@@ -65,10 +65,10 @@ for (const dialect of DIALECTS) {
       const repo = await addRepo("retry");
       const first = await history.claim(repo.id, "v1.0.0", "scheduler", at(1), at(-30));
       if (!first.claimed) throw new Error("not claimed");
-      await history.complete(first.id, outcome("failed", 2));
+      await history.complete(first.id, first.token, outcome("failed", 2));
       expect(await history.isProcessed(repo.id, "v1.0.0")).toBe(false);
       const retry = await history.claim(repo.id, "v1.0.0", "webhook", at(3), at(-27));
-      expect(retry).toEqual({ claimed: true, id: first.id });
+      expect(retry).toEqual({ claimed: true, id: first.id, token: expect.any(String) });
     });
 
     it("takes over a claim older than the stale limit, and only once", async () => {
@@ -83,6 +83,49 @@ for (const dialect of DIALECTS) {
       expect([a.claimed, b.claimed].filter(Boolean)).toHaveLength(1);
     });
 
+    it("keeps a renewed claim from going stale", async () => {
+      const repo = await addRepo("renewed");
+      const live = await history.claim(repo.id, "v1.0.0", "scheduler", at(0), at(-30));
+      if (!live.claimed) throw new Error("not claimed");
+      expect(await history.renew(live.id, live.token, at(20))).toBe(true);
+      // 31 minutes after the claim but 11 after its renewal: still the live instance's.
+      expect(await history.claim(repo.id, "v1.0.0", "webhook", at(31), at(1))).toEqual({
+        claimed: false,
+        reason: "in_progress",
+      });
+      expect(await history.complete(live.id, live.token, outcome("success", 32))).toBe(true);
+      expect(await history.isProcessed(repo.id, "v1.0.0")).toBe(true);
+    });
+
+    it("tells a claimer whose claim was taken over, and keeps the new holder's row", async () => {
+      const repo = await addRepo("lost");
+      const late = await history.claim(repo.id, "v1.0.0", "scheduler", at(0), at(-30));
+      if (!late.claimed) throw new Error("not claimed");
+      const taker = await history.claim(repo.id, "v1.0.0", "webhook", at(31), at(1));
+      if (!taker.claimed) throw new Error("not taken over");
+      expect(taker.token).not.toBe(late.token);
+      // The first claimer's renewal and outcome both come too late, whatever the outcome.
+      expect(await history.renew(late.id, late.token, at(32))).toBe(false);
+      for (const status of ["success", "partial", "failed"] as const) {
+        expect(await history.complete(late.id, late.token, outcome(status, 33))).toBe(false);
+      }
+      expect((await history.list({ limit: 10, repositoryId: repo.id })).total).toBe(0);
+      expect(await history.renew(taker.id, taker.token, at(34))).toBe(true);
+      expect(await history.complete(taker.id, taker.token, outcome("success", 35))).toBe(true);
+      expect(await history.renew(taker.id, taker.token, at(36))).toBe(false);
+      const { history: records } = await history.list({ limit: 10, repositoryId: repo.id });
+      expect(records).toEqual([expect.objectContaining({ status: "success", trigger: "webhook" })]);
+    });
+
+    it("tells a claimer whose claim a reprocess deleted", async () => {
+      const repo = await addRepo("claim-deleted");
+      const claim = await history.claim(repo.id, "v1.0.0", "manual", at(0), at(-30));
+      if (!claim.claimed) throw new Error("not claimed");
+      await history.remove(repo.id, "v1.0.0");
+      expect(await history.renew(claim.id, claim.token, at(1))).toBe(false);
+      expect(await history.complete(claim.id, claim.token, outcome("success", 2))).toBe(false);
+    });
+
     it("lists finished records newest first with the total, hiding claims in progress", async () => {
       const repo = await addRepo("listed");
       const other = await addRepo("other-listed");
@@ -93,12 +136,12 @@ for (const dialect of DIALECTS) {
       ] as const) {
         const claim = await history.claim(repo.id, tag, "manual", at(minute), at(0));
         if (!claim.claimed) throw new Error("not claimed");
-        await history.complete(claim.id, outcome(status, minute));
+        await history.complete(claim.id, claim.token, outcome(status, minute));
       }
       await history.claim(repo.id, "v4", "manual", at(40), at(0)); // still processing
       const otherClaim = await history.claim(other.id, "v9", "webhook", at(50), at(0));
       if (!otherClaim.claimed) throw new Error("not claimed");
-      await history.complete(otherClaim.id, outcome("success", 50));
+      await history.complete(otherClaim.id, otherClaim.token, outcome("success", 50));
 
       const mine = await history.list({ limit: 2, repositoryId: repo.id });
       expect(mine.total).toBe(3);
@@ -132,7 +175,7 @@ for (const dialect of DIALECTS) {
       ] as const) {
         const claim = await history.claim(repo.id, tag, "manual", at(minute), at(0));
         if (!claim.claimed) throw new Error("not claimed");
-        await history.complete(claim.id, outcome(status, minute));
+        await history.complete(claim.id, claim.token, outcome(status, minute));
       }
       expect(await history.countProcessedSince(at(100))).toBe(2);
     });
@@ -141,7 +184,7 @@ for (const dialect of DIALECTS) {
       const repo = await addRepo("deleted");
       const claim = await history.claim(repo.id, "v1", "manual", at(1), at(0));
       if (!claim.claimed) throw new Error("not claimed");
-      await history.complete(claim.id, outcome("success", 1));
+      await history.complete(claim.id, claim.token, outcome("success", 1));
       expect(await repos.remove(repo.id)).toBe(true);
       expect(await history.find(claim.id)).toBeNull();
       expect((await history.list({ limit: 100, repositoryId: repo.id })).total).toBe(0);

@@ -4,6 +4,7 @@ import * as foundation from "./0001-foundation.js";
 import * as releaseHistory from "./0002-release-history.js";
 import * as notificationsAndLease from "./0003-notifications-and-scheduler-lease.js";
 import * as storageLocations from "./0004-storage-locations.js";
+import * as releaseClaimToken from "./0005-release-claim-token.js";
 
 /** One versioned step of the schema. `up` receives the dialect helpers for what differs. */
 export interface VersionedMigration {
@@ -20,6 +21,7 @@ export const MIGRATIONS: readonly VersionedMigration[] = [
   { name: "0002-release-history", up: releaseHistory.up },
   { name: "0003-notifications-and-scheduler-lease", up: notificationsAndLease.up },
   { name: "0004-storage-locations", up: storageLocations.up },
+  { name: "0005-release-claim-token", up: releaseClaimToken.up },
 ];
 
 /**
