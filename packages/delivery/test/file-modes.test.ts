@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { createLogging } from "@rd/common";
 import { LogCapture, makeTempDir, modeOf, useUsualUmask } from "@rd/common/test-kit";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
 import { migrateToLatest, openDatabase } from "../src/db/database.js";
 import { JWT_SECRET_FILE, resolveJwtSecret } from "../src/jwt-secret.js";
@@ -12,7 +12,7 @@ import { INCOMING_DIR, LocalObjectStore } from "../src/storage/local-store.js";
 import { buildZip } from "./releases/zip-fixture.js";
 
 describe("modes of the delivery service's state files (umask 022)", () => {
-  useUsualUmask();
+  useUsualUmask({ beforeAll, afterAll });
 
   let temp: { path: string; remove(): Promise<void> };
   beforeEach(async () => {

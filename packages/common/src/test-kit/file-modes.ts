@@ -1,5 +1,14 @@
 import { stat } from "node:fs/promises";
-import { afterAll, beforeAll } from "vitest";
+import type { afterAll, beforeAll } from "vitest";
+
+/**
+ * The runner's suite hooks, passed in rather than imported: the test kit is also loaded outside
+ * Vitest (benchmarks, the fuzzer), where importing Vitest throws.
+ */
+export interface SuiteHooks {
+  beforeAll: typeof beforeAll;
+  afterAll: typeof afterAll;
+}
 
 /** The permission bits of `path` (0o600, 0o755, …). */
 export async function modeOf(path: string): Promise<number> {
@@ -10,7 +19,7 @@ export async function modeOf(path: string): Promise<number> {
  * Runs the enclosing suite under umask 022, the usual one, which leaves new files readable by
  * every local user unless the code asks otherwise; the runner's umask is restored afterwards.
  */
-export function useUsualUmask(): void {
+export function useUsualUmask({ beforeAll, afterAll }: SuiteHooks): void {
   let previousUmask: number;
   beforeAll(() => {
     previousUmask = process.umask(0o022);

@@ -1,14 +1,14 @@
 import { chmod, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { makeTempDir, modeOf, useUsualUmask } from "@rd/common/test-kit";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createRotatingFile } from "../../src/ledger/rotating-file.js";
 import { createSpoolStore, SPOOL_DIR_NAME } from "../../src/queue/spool-store.js";
 import { STATE_FILE } from "../../src/state/state-database.js";
 import { TestRelay } from "../helpers/relay-harness.js";
 
 describe("modes of the relay's state files (umask 022)", () => {
-  useUsualUmask();
+  useUsualUmask({ beforeAll, afterAll });
 
   let temp: { path: string; remove(): Promise<void> };
   let relay: TestRelay | undefined;
