@@ -2,5 +2,6 @@ export { modeOf, useUsualUmask } from "./file-modes.js";
 export { freePort } from "./free-port.js";
 export { LogCapture } from "./log-capture.js";
 export { cpuMs, peakRssKib, resetPeakRss } from "./process-usage.js";
+export { type ReadyWait, ServiceProcess } from "./service-process.js";
 export { type ExternalService, MARIADB, REDIS, serviceAvailable } from "./services.js";
 export { makeTempDir } from "./temp-dir.js";

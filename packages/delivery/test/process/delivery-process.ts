@@ -1,48 +1,31 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { freePort } from "@rd/common/test-kit";
+import { freePort, ServiceProcess } from "@rd/common/test-kit";
 
 // The binary runs dist/, which Vitest's global setup (vitest.global-setup.ts) builds first.
 const DELIVERY_BIN = join(dirname(fileURLToPath(import.meta.url)), "../../bin/delivery.js");
 
 /** The compiled service running as `delivery serve` on a free loopback port. */
-export class DeliveryProcess {
-  /** Lines of stdout and stderr, for failure messages. */
-  readonly lines: string[] = [];
-  readonly exited: Promise<number | null>;
-
+export class DeliveryProcess extends ServiceProcess {
   private constructor(
-    readonly child: ChildProcess,
+    env: Record<string, string>,
     readonly address: string,
   ) {
-    let buffer = "";
-    child.stdout?.on("data", (chunk: Buffer) => {
-      buffer += chunk.toString("utf8");
-      const parts = buffer.split("\n");
-      buffer = parts.pop() ?? "";
-      this.lines.push(...parts);
-    });
-    child.stderr?.on("data", (chunk: Buffer) => this.lines.push(chunk.toString("utf8")));
-    this.exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+    super(DELIVERY_BIN, ["serve"], env);
   }
 
   /** Starts `delivery serve` with `env` (PORT and HOST chosen here); resolves once healthy. */
   static async start(env: Record<string, string>): Promise<DeliveryProcess> {
     const port = await freePort();
-    const child = spawn(process.execPath, [DELIVERY_BIN, "serve"], {
-      env: { PATH: process.env.PATH ?? "", ...env, HOST: "127.0.0.1", PORT: String(port) },
-      stdio: ["ignore", "pipe", "pipe"],
+    const service = new DeliveryProcess(
+      { ...env, HOST: "127.0.0.1", PORT: String(port) },
+      `http://127.0.0.1:${port}`,
+    );
+    await service.waitUntil(() => service.healthy(), {
+      what: "healthy service",
+      timeoutMs: 20_000,
+      intervalMs: 100,
     });
-    const service = new DeliveryProcess(child, `http://127.0.0.1:${port}`);
-    const deadline = Date.now() + 20_000;
-    while (!(await service.healthy())) {
-      if (child.exitCode !== null || Date.now() > deadline) {
-        child.kill("SIGKILL");
-        throw new Error(`the service did not start:\n${service.lines.join("\n")}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
     return service;
   }
 
@@ -54,11 +37,5 @@ export class DeliveryProcess {
     } catch {
       return false;
     }
-  }
-
-  /** Sends `signal` to this process (by its pid) and waits for it to exit. */
-  async stop(signal: NodeJS.Signals = "SIGTERM"): Promise<number | null> {
-    if (this.child.exitCode === null) this.child.kill(signal);
-    return this.exited;
   }
 }

@@ -1,9 +1,6 @@
-import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
+import { join } from "node:path";
 import { makeTempDir } from "@rd/common/test-kit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/config/config-error.js";
@@ -11,9 +8,7 @@ import { loadConfigFile, resolveConfig } from "../../src/config/config-loader.js
 import { parseEnv } from "../../src/config/env.js";
 import { STATE_FILE } from "../../src/state/state-database.js";
 import { TestRelay } from "../helpers/relay-harness.js";
-
-const run = promisify(execFile);
-const BIN = join(dirname(fileURLToPath(import.meta.url)), "../../bin/relay.js");
+import { runRelay } from "../helpers/relay-process.js";
 
 describe("configuration loading", () => {
   let dir: { path: string; remove(): Promise<void> };
@@ -163,12 +158,7 @@ describe("configuration loading", () => {
     await mkdir(dir.path, { recursive: true });
     const configPath = join(dir.path, "relay.json");
     await writeFile(configPath, '{"smtp_max_size": "big"}');
-    const failure = await run(process.execPath, [BIN, "serve"], {
-      env: { ...process.env, RELAY_CONFIG: configPath },
-    }).then(
-      () => expect.fail("relay serve started"),
-      (error: { code: number; stderr: string }) => error,
-    );
+    const failure = await runRelay(["serve"], { RELAY_CONFIG: configPath });
     expect(failure.code).toBe(2);
     expect(failure.stderr).toContain(configPath);
     expect(failure.stderr).toContain('field "smtp_max_size"');

@@ -1,37 +1,13 @@
-import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chmod, readFile, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { makeTempDir } from "@rd/common/test-kit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type DnsServer, startDnsServer } from "../fixtures/dns-server.js";
+import { runRelay } from "../helpers/relay-process.js";
 import { generateDkimKey, passingZone, writeKeyFile } from "./dns-check-fixtures.js";
 
-const PACKAGE = join(dirname(fileURLToPath(import.meta.url)), "../..");
-const BIN = join(PACKAGE, "bin/relay.js");
 const ip = "203.0.113.5";
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** The compiled binary as an operator runs it: `relay check …` with only its environment. */
-function relay(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { env: { PATH: process.env.PATH ?? "", ...env } },
-      (error, stdout, stderr) => {
-        const code = error ? Number((error as { code?: unknown }).code) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
 
 describe("relay check", () => {
   const key = generateDkimKey();
@@ -71,7 +47,7 @@ describe("relay check", () => {
     JSON.parse(await readFile(configPath, "utf8")).domains[domain].status;
 
   it("exits 0 with the report when the domain passes, and activates it in the file", async () => {
-    const run = await relay(["check", "ready.test"], env);
+    const run = await runRelay(["check", "ready.test"], env);
     expect(run.code).toBe(0);
     const report = JSON.parse(run.stdout);
     expect(report).toMatchObject({ public_ip: ip, ok: true });
@@ -83,7 +59,7 @@ describe("relay check", () => {
   });
 
   it("exits 1 with the report of every domain when a check fails", async () => {
-    const run = await relay(["check"], env);
+    const run = await runRelay(["check"], env);
     expect(run.code).toBe(1);
     const report = JSON.parse(run.stdout);
     expect(report.ok).toBe(false);
@@ -97,7 +73,7 @@ describe("relay check", () => {
   });
 
   it("exits 2 for a domain that is not configured", async () => {
-    const run = await relay(["check", "elsewhere.test"], env);
+    const run = await runRelay(["check", "elsewhere.test"], env);
     expect(run.code).toBe(2);
     expect(JSON.parse(run.stdout)).toEqual({ error: "not_found", message: expect.any(String) });
     expect(run.stderr).toContain("elsewhere.test");
@@ -105,13 +81,13 @@ describe("relay check", () => {
 
   it("exits 2, naming the file, when the configuration cannot be read or is invalid", async () => {
     const missing = join(tmp.path, "absent.json");
-    const absent = await relay(["check"], { ...env, RELAY_CONFIG: missing });
+    const absent = await runRelay(["check"], { ...env, RELAY_CONFIG: missing });
     expect(absent.code).toBe(2);
     expect(absent.stderr).toContain(missing);
     expect(existsSync(missing)).toBe(false);
 
     await writeFile(configPath, "{ not json");
-    const invalid = await relay(["check"], env);
+    const invalid = await runRelay(["check"], env);
     expect(invalid.code).toBe(2);
     expect(invalid.stderr).toContain(configPath);
   });
@@ -119,7 +95,7 @@ describe("relay check", () => {
   it("exits 2 when a passing pending domain cannot be recorded in a read-only file", async () => {
     await chmod(configPath, 0o444);
     try {
-      const run = await relay(["check", "ready.test"], env);
+      const run = await runRelay(["check", "ready.test"], env);
       expect(run.code).toBe(2);
       expect(run.stderr).toContain("could not be written");
       expect(await statusOnDisk("ready.test")).toBe("pending");

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { freePort, makeTempDir } from "@rd/common/test-kit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type SmtpSink, startSmtpSink } from "../fixtures/smtp-sink.js";
-import { RelayProcess, runRelay } from "./relay-process.js";
+import { RelayProcess, runRelay } from "../helpers/relay-process.js";
 
 const TOKEN = "crash-test-admin-token";
 

@@ -2,7 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { freePort, makeTempDir } from "@rd/common/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RelayProcess } from "../queue/relay-process.js";
+import { RelayProcess } from "../helpers/relay-process.js";
 import { plainToken, RawSmtp } from "./smtp-harness.js";
 
 const ADMIN = "process-admin-token-0123456789";
@@ -36,7 +36,7 @@ describe("relay serve with smtp_listen (compiled binary)", () => {
       RUST_LOG: "info",
     });
     processes.push(relay);
-    expect(relay.lines.join("\n")).toContain('"target":"relay::smtp"');
+    expect(relay.output()).toContain('"target":"relay::smtp"');
 
     const created = await fetch(`http://127.0.0.1:${httpPort}/clients`, {
       method: "POST",
@@ -57,6 +57,6 @@ describe("relay serve with smtp_listen (compiled binary)", () => {
     expect(await raw.reply()).toMatch(/^421 4\.3\.2 /);
     await raw.whenClosed();
     expect(await exited).toBe(0);
-    expect(relay.lines.join("\n")).not.toContain(secret);
+    expect(relay.output()).not.toContain(secret);
   });
 });
