@@ -1,5 +1,5 @@
 import type { Prng } from "./prng.js";
-import type { ServiceProcess } from "./service-process.js";
+import type { FuzzedService } from "./service-process.js";
 
 /** What an input did to the service. */
 export interface Outcome {
@@ -41,7 +41,7 @@ export interface Target {
 
 /** A running service and the targets aimed at it. */
 export interface Instance {
-  readonly service: ServiceProcess;
+  readonly service: FuzzedService;
   readonly targets: readonly Target[];
   /** Stops the service (by PID) and removes its temporary state. */
   close(): Promise<void>;

@@ -1,25 +1,26 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { ServiceProcess } from "@rd/common/test-kit";
 import { exchange, httpBytes } from "./raw-http.js";
 
-// The service under test, started from its compiled `dist/` as a child process and stopped by
-// its PID: SIGTERM, then SIGKILL once the grace period is over.
+// The service under test: the test kit's ServiceProcess (the compiled `bin/<service>.js serve`
+// as a child), plus what a fuzzing run needs of it: the end of its output for crash reports, its
+// resident memory, and a stop by PID that cannot hang (SIGTERM, then SIGKILL after a grace).
 
 /** How long the service may take to answer /health after its start. */
 const START_TIMEOUT_MS = 20_000;
 /** Between SIGTERM and SIGKILL (the services themselves give requests 10 s). */
 const STOP_GRACE_MS = 12_000;
-/** The end of the child's output kept for crash reports. */
-const TAIL_BYTES = 32 * 1024;
+/** The end of the child's output kept in crash reports. */
+const TAIL_CHARS = 32 * 1024;
 
-export interface ServiceProcess {
+export interface FuzzedService {
   readonly pid: number;
   readonly port: number;
   /** Set once the child has exited, with how. */
   readonly exit: { code: number | null; signal: string | null } | undefined;
-  /** The last bytes the child wrote (stdout and stderr interleaved). */
+  /** The end of what the child wrote (stdout lines, then stderr). */
   outputTail(): string;
   /** Whether the child exits within `ms` (true at once when it already has). */
   exitsWithin(ms: number): Promise<boolean>;
@@ -29,45 +30,38 @@ export interface ServiceProcess {
 }
 
 export function compiledBin(packageDir: string, bin: string): string {
-  const path = join(packageDir, "bin", bin);
-  if (!existsSync(join(dirname(path), "../dist/cli.js"))) {
+  if (!existsSync(join(packageDir, "dist/cli.js"))) {
     throw new Error(`${packageDir} is not compiled: run \`npm run build\` first`);
   }
-  return path;
+  return join(packageDir, "bin", bin);
 }
 
 export async function startService(options: {
   bin: string;
   port: number;
   env: Record<string, string>;
-}): Promise<ServiceProcess> {
-  const child: ChildProcess = spawn(process.execPath, [options.bin, "serve"], {
-    env: { PATH: process.env.PATH ?? "", ...options.env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+}): Promise<FuzzedService> {
+  const running = new ServiceProcess(options.bin, ["serve"], options.env);
+  const { child } = running;
   const pid = child.pid;
-  if (pid === undefined) throw new Error(`${options.bin} did not start`);
-  let tail = "";
-  const keep = (chunk: Buffer) => {
-    tail = (tail + chunk.toString("utf8")).slice(-TAIL_BYTES);
-  };
-  child.stdout?.on("data", keep);
-  child.stderr?.on("data", keep);
-  let exit: ServiceProcess["exit"];
-  const exited = new Promise<void>((resolve) =>
-    child.once("exit", (code, signal) => {
-      exit = { code, signal };
-      resolve();
-    }),
-  );
+  if (pid === undefined) throw new Error(`${dirname(options.bin)} did not start`);
+  let exit: FuzzedService["exit"];
+  const exited = running.exited.then(() => {
+    exit = { code: child.exitCode, signal: child.signalCode };
+  });
+  await running.waitUntil(async () => (await healthMs({ port: options.port })) !== null, {
+    what: `/health answer from ${options.bin}`,
+    timeoutMs: START_TIMEOUT_MS,
+    intervalMs: 100,
+  });
 
-  const service: ServiceProcess = {
+  return {
     pid,
     port: options.port,
     get exit() {
       return exit;
     },
-    outputTail: () => tail,
+    outputTail: () => running.output().slice(-TAIL_CHARS),
     async exitsWithin(ms) {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<false>((resolve) => {
@@ -87,24 +81,12 @@ export async function startService(options: {
     },
     async stop() {
       if (exit) return;
-      process.kill(pid, "SIGTERM");
-      const grace = setTimeout(() => {
-        if (!exit) process.kill(pid, "SIGKILL");
-      }, STOP_GRACE_MS);
+      const grace = setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MS);
+      await running.stop("SIGTERM");
       await exited;
       clearTimeout(grace);
     },
   };
-
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  while ((await healthMs(service)) === null) {
-    if (exit || Date.now() > deadline) {
-      await service.stop();
-      throw new Error(`${options.bin} did not become healthy:\n${tail.slice(-4000)}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return service;
 }
 
 /** Milliseconds `GET /health` took to answer 200, or null when it did not. */
