@@ -18,6 +18,7 @@ import type { Logging } from "@rd/common";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { NotificationService } from "../notifications/notification-service.js";
 import type { ReleaseService } from "../releases/release-service.js";
+import { MAX_TAG_LENGTH } from "../releases/release-tag.js";
 import type { RepoService } from "../repositories/repo-service.js";
 import type { HealthProbe, StatusService } from "../status/status-service.js";
 import { filesRoute } from "../storage/files-route.js";
@@ -26,7 +27,7 @@ import type { TokenService } from "../users/token-service.js";
 import type { WebhookManager } from "../webhooks/webhook-manager.js";
 import type { WebhookReceiver } from "../webhooks/webhook-receiver.js";
 import { type AccessLevel, installAccessControl } from "./access-control.js";
-import { installErrorHandler } from "./error-handler.js";
+import { createErrorHandler, installErrorHandler } from "./error-handler.js";
 import { authRoutes } from "./routes/auth-routes.js";
 import { generalRoutes } from "./routes/general-routes.js";
 import { notificationsRoutes } from "./routes/notifications-routes.js";
@@ -39,6 +40,8 @@ import { typeBoxValidator } from "./validator.js";
 
 /** Largest accepted request body (JSON payloads, webhook deliveries). */
 const BODY_LIMIT_BYTES = 1024 * 1024;
+/** A tag of the longest accepted length still fits when every character is percent-encoded. */
+const MAX_PARAM_LENGTH = MAX_TAG_LENGTH * 9;
 
 export interface AppDeps {
   readonly version: string;
@@ -71,13 +74,17 @@ const SECURITY: Record<AccessLevel, Array<Record<string, string[]>>> = {
 };
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const log = deps.logging.forTarget("delivery::http");
   const app = Fastify({
     logger: false,
     bodyLimit: BODY_LIMIT_BYTES,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Errors the router raises before any route (a malformed percent-encoding, an over-long
+    // parameter) get the same `{error}` body as every other error.
+    frameworkErrors: createErrorHandler(log),
     // Idle keep-alive connections are closed at shutdown; requests in flight are awaited.
     forceCloseConnections: "idle",
   }).withTypeProvider<TypeBoxTypeProvider>();
-  const log = deps.logging.forTarget("delivery::http");
   app.setValidatorCompiler(typeBoxValidator);
 
   installErrorHandler(app, log);

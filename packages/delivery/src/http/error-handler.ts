@@ -1,13 +1,13 @@
 import { isAppError, type Logger } from "@rd/common";
-import type { FastifyError, FastifyInstance } from "fastify";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 
 /**
  * One mapping from errors to the wire shape `{error: <message>}`: domain errors keep their
  * status and message, Fastify's own 4xx (validation, bad JSON, body too large) keep theirs,
  * anything else is a 500 that says nothing about its cause (the cause goes to the log).
  */
-export function installErrorHandler(app: FastifyInstance, log: Logger): void {
-  app.setErrorHandler((error: FastifyError, request, reply) => {
+export function createErrorHandler(log: Logger) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (isAppError(error)) {
       return reply.code(error.status).send({ error: error.message });
     }
@@ -22,7 +22,11 @@ export function installErrorHandler(app: FastifyInstance, log: Logger): void {
       stack: error.stack,
     });
     return reply.code(500).send({ error: "Internal Server Error" });
-  });
+  };
+}
+
+export function installErrorHandler(app: FastifyInstance, log: Logger): void {
+  app.setErrorHandler(createErrorHandler(log));
 
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: "Not Found" }));
 }

@@ -77,19 +77,28 @@ describe("POST /monitor/reprocess/{owner}/{repo}/{tag} with a tag no release can
     ["a question mark", "v1%3F"],
     ["a .. part", "v1..2"],
     ["a trailing .", "v1."],
-    // Refused by the router itself (not valid UTF-8), with Fastify's own 400 body.
+    // Refused by the router itself (not valid UTF-8 or percent-encoding), in the same body.
     ["a lone surrogate (its UTF-8 bytes)", "v1%ED%A0%80"],
+    ["a cut-short percent-encoding", "v1%E0%A4%A"],
+    ["a one character too long tag", "v".repeat(MAX_TAG_LENGTH + 1)],
   ])("answers 400 for %s without asking the code host", async (_case, encodedTag) => {
     const before = t.stub.state.requests.length;
     const response = await reprocess(encodedTag);
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toMatchObject({ error: expect.any(String) });
+    expect(Object.keys(response.json())).toEqual(["error"]);
+    expect(response.json()).toEqual({ error: expect.any(String) });
     expect(t.stub.state.requests.length).toBe(before);
   });
 
-  it("answers 414 for a tag longer than the router's 100-character path parameters", async () => {
-    const before = t.stub.state.requests.length;
-    expect((await reprocess("v".repeat(101))).statusCode).toBe(414);
-    expect(t.stub.state.requests.length).toBe(before);
+  it.each([
+    ["ASCII", "v".repeat(MAX_TAG_LENGTH)],
+    ["percent-encoded 3-byte characters", encodeURIComponent("版".repeat(MAX_TAG_LENGTH))],
+    ["percent-encoded 4-byte characters", encodeURIComponent("🚀".repeat(MAX_TAG_LENGTH / 2 - 1))],
+  ])("takes a tag of the longest accepted length (%s) to the code host", async (_case, tag) => {
+    const response = await reprocess(tag);
+    expect(response.statusCode).toBe(404);
+    expect(response.json()).toEqual({
+      error: `Release ${decodeURIComponent(tag)} not found in acme/widget`,
+    });
   });
 });
