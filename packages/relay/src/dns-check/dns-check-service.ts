@@ -1,4 +1,5 @@
 import type { DnsResolver } from "../dns/dns-resolver.js";
+import { normalizeDomainName } from "../domains/domain-name.js";
 import { Errors } from "../http/errors.js";
 import { CHECK_NAMES, type DnsCheckReport, type DomainReport } from "./check-result.js";
 import { checkDkim } from "./dkim-check.js";
@@ -29,10 +30,12 @@ export interface DnsCheckDeps {
 export async function runDnsCheck(
   deps: DnsCheckDeps,
   domains: Readonly<Record<string, CheckedDomain>>,
-  only?: string,
+  requested?: string,
 ): Promise<DnsCheckReport> {
+  // Domains are configured in lower case; a name is found whatever its case, as elsewhere.
+  const only = requested === undefined ? undefined : (normalizeDomainName(requested) ?? requested);
   if (only !== undefined && !Object.hasOwn(domains, only)) {
-    throw Errors.notFound(`domain ${only} is not configured`);
+    throw Errors.notFound(`domain ${requested} is not configured`);
   }
   const selected = Object.entries(domains)
     .filter(([name]) => only === undefined || name === only)

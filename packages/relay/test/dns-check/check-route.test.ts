@@ -87,6 +87,17 @@ describe("GET /check", () => {
     expect((await relay.configFile()).domains?.["broken.test"]?.status).toBe("pending");
   });
 
+  it.each(["BROKEN.TEST", "Broken.Test", " broken.test "])(
+    "finds a configured domain asked for as %j, whatever its case",
+    async (asked) => {
+      const response = await relay.admin("GET", `/check/${encodeURIComponent(asked)}`);
+      expect(response.statusCode).toBe(503);
+      expect(response.json().domains.map((d: { domain: string }) => d.domain)).toEqual([
+        "broken.test",
+      ]);
+    },
+  );
+
   it("answers 404 not_found for a domain that is not configured", async () => {
     const response = await relay.admin("GET", "/check/elsewhere.test");
     expect(response.statusCode).toBe(404);
