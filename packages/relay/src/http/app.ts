@@ -99,6 +99,7 @@ const ROUTE_MODULES: ReadonlyArray<(app: RelayApp, deps: RouteDeps) => void> = [
 
 export async function buildApp(deps: AppDeps): Promise<RelayApp> {
   const logger = deps.logging.forTarget("relay::http");
+  const errorHandler = createErrorHandler(logger);
   const app = Fastify({
     logger: false,
     bodyLimit: ADMIN_BODY_LIMIT,
@@ -106,6 +107,9 @@ export async function buildApp(deps: AppDeps): Promise<RelayApp> {
     trustProxy: false,
     return503OnClosing: true,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // The router's own errors (a malformed percent-encoding, an over-long parameter) get the
+    // same `{error, message}` body as every other error.
+    frameworkErrors: errorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as RelayApp;
 
   // TypeBox checks bodies exactly as declared (no coercion, unknown fields refused when the
@@ -113,7 +117,7 @@ export async function buildApp(deps: AppDeps): Promise<RelayApp> {
   app.setValidatorCompiler(TypeBoxValidatorCompiler);
   // Bodies are JSON only: any other content type is 415 rather than a string the schema refuses.
   app.removeContentTypeParser("text/plain");
-  app.setErrorHandler(createErrorHandler(logger));
+  app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(async (request) => {
     throw Errors.notFound(`no route ${request.method} ${request.url.split("?")[0]}`);
   });

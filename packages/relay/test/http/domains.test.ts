@@ -179,6 +179,16 @@ describe("domain management", () => {
     await expect(stat(oldStyle)).rejects.toMatchObject({ code: "ENOENT" });
   });
 
+  it.each([
+    ["a malformed percent-encoding", "%E0%A4%A"],
+    ["a lone surrogate's UTF-8 bytes", "a%ED%A0%80.test"],
+    ["a name longer than any domain", "a".repeat(300)],
+  ])("answers 400 bad_request in the error body for %s in the path", async (_case, name) => {
+    const response = await relay.admin("GET", `/domains/${name}/instructions`);
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: "bad_request", message: expect.any(String) });
+  });
+
   it("answers 404 not_found when deleting an unknown domain", async () => {
     const response = await relay.admin("DELETE", "/domains/none.test");
     expect(response.statusCode).toBe(404);
