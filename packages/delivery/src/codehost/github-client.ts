@@ -417,9 +417,16 @@ export class GithubClient implements CodeHostHooks {
   /**
    * Streams a release asset. The API answers 200 with the bytes or a redirect to a
    * short-lived signed URL; each call asks the API again, so a retry gets a fresh URL.
+   * `signal` cuts the download wherever it is (the body then fails like a broken-off one).
    */
-  async downloadAsset(owner: string, name: string, assetId: number): Promise<CodeHostDownload> {
+  async downloadAsset(
+    owner: string,
+    name: string,
+    assetId: number,
+    signal?: AbortSignal,
+  ): Promise<CodeHostDownload> {
     const controller = new AbortController();
+    signal?.addEventListener("abort", () => controller.abort(), { once: true });
     let response: Awaited<ReturnType<typeof this.octokit.request>>;
     try {
       response = await headersWithin(

@@ -148,6 +148,11 @@ export const CLAIM_LOST =
   "processing stopped: the claim on this release was taken over by another instance " +
   "(a renewal came later than RELEASE_CLAIM_LEASE_SECONDS)";
 
+/** Stops a publish before its next write once its claim is lost. */
+function throwIfLost(claimLost: AbortSignal): void {
+  if (claimLost.aborted) throw new PublishFailure(CLAIM_LOST);
+}
+
 /** The UTF-8 text of a stream, or null (and the stream destroyed) past `limit` bytes. */
 async function readAtMost(stream: Readable, limit: number): Promise<string | null> {
   const chunks: Buffer[] = [];
@@ -344,9 +349,6 @@ export class ReleaseProcessor {
     result: ReleaseResult,
     claimLost: AbortSignal,
   ): Promise<HistoryStatus> {
-    const stopIfLost = () => {
-      if (claimLost.aborted) throw new PublishFailure(CLAIM_LOST);
-    };
     const declared = await this.readDeclaration(repository, release.tag, result);
     if (!declared) return "failed";
     const isLatest = knownLatest || (await this.isLatestRelease(repository, release, result));
@@ -369,7 +371,6 @@ export class ReleaseProcessor {
     }
     try {
       for (const batch of artifactBatches(declaration.artifacts, release)) {
-        stopIfLost();
         // Each artifact fills its own part of the result, merged in declaration order.
         const parts = batch.map(() => emptyResult(result.repository, result.tag));
         const settled = await Promise.allSettled(
@@ -380,6 +381,7 @@ export class ReleaseProcessor {
               target,
               artifact,
               parts[index] as ReleaseResult,
+              claimLost,
             ),
           ),
         );
@@ -392,10 +394,10 @@ export class ReleaseProcessor {
         if (failure) throw failure.reason;
       }
       for (const doc of declaration.docs) {
-        stopIfLost();
-        await this.publishDoc(repository, release.tag, target, doc, result);
+        await this.publishDoc(repository, release.tag, target, doc, result, claimLost);
       }
-      stopIfLost();
+      // Nor is `latest/` cleaned nor are versions pruned under a claim no longer ours.
+      throwIfLost(claimLost);
     } catch (error) {
       if (!(error instanceof PublishFailure)) throw error;
       result.errors.push(error.message);
@@ -545,18 +547,20 @@ export class ReleaseProcessor {
     target: PublishTarget,
     artifact: ArtifactRule,
     result: ReleaseResult,
+    claimLost: AbortSignal,
   ): Promise<void> {
     const asset = release.assets.find((candidate) => candidate.name === artifact.source);
     if (!asset) {
       result.errors.push(`artifact ${artifact.source}: no such asset in release ${release.tag}`);
       return;
     }
+    // A lost claim cuts the download in flight: nothing of it is written.
     const download = () =>
-      this.deps.host.downloadAsset(repository.owner, repository.name, asset.id);
+      this.deps.host.downloadAsset(repository.owner, repository.name, asset.id, claimLost);
     const destination = this.resolvedDestination(artifact, target.placement);
     const folder = targetsFor(artifact, target.placement);
     if (artifact.type === "zip") {
-      const zip = await this.attempt(`artifact ${artifact.source}`, async () =>
+      const zip = await this.attempt(`artifact ${artifact.source}`, claimLost, async () =>
         publishZip(target, artifact, (await download()).body),
       );
       for (const file of zip.files) result.processed.push(this.processedEntry(target, file));
@@ -573,7 +577,7 @@ export class ReleaseProcessor {
       });
       return;
     }
-    const file = await this.attempt(`artifact ${artifact.source}`, async () => {
+    const file = await this.attempt(`artifact ${artifact.source}`, claimLost, async () => {
       const { body, size } = await download();
       return publishFile(target, artifact, body, size ?? undefined);
     });
@@ -593,9 +597,10 @@ export class ReleaseProcessor {
     target: PublishTarget,
     doc: PublishRule,
     result: ReleaseResult,
+    claimLost: AbortSignal,
   ): Promise<void> {
     let missing = false;
-    const file = await this.attempt(`doc ${doc.source}`, async () => {
+    const file = await this.attempt(`doc ${doc.source}`, claimLost, async () => {
       const found = await this.deps.host.getFileAtRef(
         repository.owner,
         repository.name,
@@ -655,14 +660,22 @@ export class ReleaseProcessor {
 
   /**
    * Runs one download+upload, again after each delay of the policy; each attempt asks the
-   * code host afresh (a new signed URL). Refusals that cannot change are not retried.
+   * code host afresh (a new signed URL). Refusals that cannot change are not retried, nor is
+   * anything once the claim is lost (an asset download is then cut, see `publishArtifact`;
+   * a doc, small, is not started).
    */
-  private async attempt<T>(what: string, work: () => Promise<T>): Promise<T> {
+  private async attempt<T>(
+    what: string,
+    claimLost: AbortSignal,
+    work: () => Promise<T>,
+  ): Promise<T> {
     const delays = this.policy.retryDelaysMs;
     for (let attempt = 0; ; attempt++) {
+      throwIfLost(claimLost);
       try {
         return await work();
       } catch (error) {
+        throwIfLost(claimLost);
         const permanent =
           error instanceof UnsafeDestinationError || (isAppError(error) && error.status < 500);
         if (permanent || attempt >= delays.length) {

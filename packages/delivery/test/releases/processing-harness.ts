@@ -37,8 +37,15 @@ export interface ProcessingHarness {
   readonly clock: ManualClock;
   readonly logs: LogCapture;
   readonly storage: StorageProviders;
-  /** A processor on the harness database, or on another connection to it (a second instance). */
-  processor(options?: { database?: Database; storage?: StorageProviders }): ReleaseProcessor;
+  /**
+   * A processor on the harness database, or on another connection to it (a second instance);
+   * `policy` is laid over `FAST_POLICY`.
+   */
+  processor(options?: {
+    database?: Database;
+    storage?: StorageProviders;
+    policy?: Partial<ProcessingPolicy>;
+  }): ReleaseProcessor;
   /** Registers `owner/name` on the stub and in the database. */
   addRepository(fullName: string): Promise<WatchedRepository>;
   /** Keys under `prefix` in a bucket of a store, sorted. */
@@ -98,7 +105,7 @@ export async function createProcessingHarness(
         clock,
         logger: logging.forTarget("delivery::releases"),
         tempDir: join(dir.path, "tmp"),
-        policy: FAST_POLICY,
+        policy: { ...FAST_POLICY, ...options.policy },
       });
     },
     async addRepository(fullName) {

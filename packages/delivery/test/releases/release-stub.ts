@@ -51,6 +51,11 @@ export interface ReleaseStubState {
   cutNextDownloadAfter: number | null;
   /** Send this many bytes of the next signed download, then nothing more (consumed once). */
   stallNextDownloadAfter: number | null;
+  /**
+   * Send the first byte of the next signed download, then the rest once this settles: a slow
+   * download that lasts as long as the test wants (consumed once).
+   */
+  holdNextDownloadUntil: Promise<void> | null;
   /** Signed URLs handed out, in order (each is different). */
   signedUrls: string[];
 }
@@ -118,6 +123,7 @@ export function createReleaseStub(): ReleaseStub {
     failSignedDownloads: 0,
     cutNextDownloadAfter: null,
     stallNextDownloadAfter: null,
+    holdNextDownloadUntil: null,
     signedUrls: [],
   };
   const releasesOf = (owner: string, repo: string) =>
@@ -242,7 +248,9 @@ export function createReleaseStub(): ReleaseStub {
           ? Readable.from([content])
           : generatedCut(content, cut)
         : generatedStream(content.generated, cut);
-      return reply.send(body);
+      const hold = state.holdNextDownloadUntil;
+      state.holdNextDownloadUntil = null;
+      return reply.send(hold ? Readable.from(heldBack(body, hold)) : body);
     });
 
     app.get<{ Params: RepoParams & { "*": string }; Querystring: { ref?: string } }>(
@@ -318,6 +326,22 @@ function sendFault(reply: FastifyReply, content: StubAssetContent, fault: Downlo
     if (fault.kind === "reset") response.socket?.resetAndDestroy();
     // stalled: the connection stays open until the client gives up on it.
   });
+}
+
+/** `body` with all but its first byte held back until `until` settles. */
+async function* heldBack(body: Readable, until: Promise<void>): AsyncGenerator<Buffer> {
+  let first = true;
+  for await (const chunk of body) {
+    const bytes = chunk as Buffer;
+    if (first) {
+      first = false;
+      yield bytes.subarray(0, 1);
+      await until;
+      yield bytes.subarray(1);
+    } else {
+      yield bytes;
+    }
+  }
 }
 
 function generatedCut(content: Buffer, cutAfter: number): Readable {
