@@ -43,13 +43,16 @@ async function replay(
         status: outcome.status,
         server_error: outcome.serverError,
         hung: outcome.hung,
+        locked_out: outcome.lockedOut ?? false,
         ms: Math.round(outcome.ms),
         exit: instance.service.exit ?? null,
       }),
     );
     console.log(outcome.detail.slice(0, 2000));
     if (instance.service.exit) console.log(instance.service.outputTail().slice(-4000));
-    return outcome.serverError || outcome.hung || instance.service.exit ? 1 : 0;
+    return outcome.serverError || outcome.hung || outcome.lockedOut || instance.service.exit
+      ? 1
+      : 0;
   } finally {
     await instance.close();
   }

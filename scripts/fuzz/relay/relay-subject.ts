@@ -1,6 +1,7 @@
 import { generateKeyPairSync } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { freePort, makeTempDir } from "@rd/common/test-kit";
 import { startSmtpSink } from "../../../packages/relay/test/fixtures/smtp-sink.js";
@@ -21,6 +22,9 @@ const ADMIN_TOKEN = "fuzz-admin-token";
 const SENDER_DOMAIN = "fuzz.test";
 const SINK_DOMAIN = "sink.test";
 const DEAD_DOMAIN = "dead.test";
+
+/** The longest throttle window a restore waits out (the relay counts per minute). */
+const MAX_THROTTLE_WAIT_SECS = 61;
 
 /** Settings that keep the relay fast and the fuzzer un-throttled (restored after admin inputs). */
 const OPEN_LIMITS = {
@@ -102,22 +106,35 @@ export async function relaySubject(): Promise<Subject> {
           createdDomains: [],
         };
         // After an input that changed the limits or the allowlist: open them again; false when
-        // the fuzzer can no longer do so (the change locked it out).
-        const restore = async () => {
-          const allowlist = await callJson(port, {
-            method: "PUT",
-            path: "/allowlist",
-            headers: admin,
-            json: { allowlist: [] },
-          });
-          const limits = await callJson(port, {
-            method: "PUT",
-            path: "/ratelimit",
-            headers: admin,
-            json: { ...OPEN_LIMITS, domains: { [SENDER_DOMAIN]: { per_hour: 0, per_day: 0 } } },
-          });
-          return allowlist.status === 200 && limits.status === 200;
+        // the fuzzer can no longer do so (the change locked it out). A throttle answer is not a
+        // lockout while the relay still takes the call once its window has passed: a legal low
+        // `api_rate_per_min` slows its operator down, it does not shut them out.
+        const settle = async (call: () => ReturnType<typeof callJson>) => {
+          let answer = await call();
+          for (let retry = 0; answer.status === 429 && retry < 2; retry += 1) {
+            const seconds = Number(/^retry-after:\s*(\d+)/im.exec(answer.headers)?.[1] ?? 60);
+            await sleep(Math.min(seconds, MAX_THROTTLE_WAIT_SECS) * 1000);
+            answer = await call();
+          }
+          return answer.status === 200;
         };
+        const restore = async () =>
+          (await settle(() =>
+            callJson(port, {
+              method: "PUT",
+              path: "/ratelimit",
+              headers: admin,
+              json: { ...OPEN_LIMITS, domains: { [SENDER_DOMAIN]: { per_hour: 0, per_day: 0 } } },
+            }),
+          )) &&
+          (await settle(() =>
+            callJson(port, {
+              method: "PUT",
+              path: "/allowlist",
+              headers: admin,
+              json: { allowlist: [] },
+            }),
+          ));
         return {
           service,
           targets: [
