@@ -1,25 +1,17 @@
-import { Readable } from "node:stream";
-import type {
-  ReadableStreamReadResult,
-  ReadableStream as WebReadableStream,
-} from "node:stream/web";
+import type { Readable } from "node:stream";
+import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { retry } from "@octokit/plugin-retry";
 import { throttling } from "@octokit/plugin-throttling";
 import { Octokit } from "@octokit/rest";
-import { defineError, type Logger } from "@rd/common";
+import type { Logger } from "@rd/common";
 import {
   type CodeHostHook,
   type CodeHostHooks,
   WebhookExists,
   WebhookRejected,
 } from "../webhooks/webhook-manager.js";
-
-/** The code host failed or refused a request the service needed (network, 5xx, bad token). */
-export const CodeHostUnavailable = defineError(
-  "codehost_unavailable",
-  502,
-  "The code host did not answer the request",
-);
+import { CodeHostUnavailable, downloadStream, headersWithin, lengthOf } from "./download-stream.js";
+import { type RateLimit, rateLimitOf } from "./rate-limit.js";
 
 /** Retry and rate-limit policy for the code host; defaults below, tests shorten the waits. */
 export interface CodeHostPolicy {
@@ -69,39 +61,6 @@ export interface CodeHostRepository {
   readonly fullName: string;
   readonly defaultBranch: string;
   readonly private: boolean;
-}
-
-/**
- * The core REST rate limit; `reset` is in epoch seconds. A field the code host left out or sent
- * malformed (not a whole number from 0 up) is null: unknown, never a failure of the reader.
- */
-export interface RateLimit {
-  readonly limit: number | null;
-  readonly remaining: number | null;
-  readonly used: number | null;
-  readonly reset: number | null;
-}
-
-function recordOf(value: unknown): Record<string, unknown> | null {
-  return typeof value === "object" && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : null;
-}
-
-function countOrNull(value: unknown): number | null {
-  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : null;
-}
-
-/** Reads `resources.core` (or the deprecated top-level `rate`) of a `/rate_limit` answer. */
-function rateLimitOf(data: unknown): RateLimit {
-  const core =
-    recordOf(recordOf(recordOf(data)?.resources)?.core) ?? recordOf(recordOf(data)?.rate);
-  return {
-    limit: countOrNull(core?.limit),
-    remaining: countOrNull(core?.remaining),
-    used: countOrNull(core?.used),
-    reset: countOrNull(core?.reset),
-  };
 }
 
 // The plugins add no REST methods, so the instance keeps the plain Octokit type.
@@ -167,72 +126,6 @@ function toRelease(data: ReleaseData): CodeHostRelease {
       downloadUrl: asset.browser_download_url,
     })),
   };
-}
-
-/**
- * A Node stream over a download's body. The request is aborted when no byte arrives for
- * `idleMs` while the stream waits for one (a whole-request timeout would cut large downloads
- * that are progressing; time spent waiting on a slow consumer does not count), and when the
- * stream is destroyed early. Any failure of the body becomes one `CodeHostUnavailable` saying
- * how far the download got, raised as the stream's error (never thrown elsewhere).
- */
-function downloadStream(
-  body: WebReadableStream<Uint8Array>,
-  controller: AbortController,
-  idleMs: number,
-  size: number | null,
-): Readable {
-  const reader = body.getReader();
-  async function* chunks(): AsyncGenerator<Buffer> {
-    let received = 0;
-    for (;;) {
-      const idle = setTimeout(() => controller.abort(), idleMs);
-      let read: ReadableStreamReadResult<Uint8Array>;
-      try {
-        read = await reader.read();
-      } catch (error) {
-        const progress = `after ${received}${size === null ? "" : ` of ${size}`} bytes`;
-        throw controller.signal.aborted
-          ? CodeHostUnavailable(`The download stalled ${progress} (nothing for ${idleMs} ms)`)
-          : CodeHostUnavailable(`The download broke off ${progress}: ${causeOf(error)}`);
-      } finally {
-        clearTimeout(idle);
-      }
-      if (read.done) return;
-      received += read.value.byteLength;
-      yield Buffer.from(read.value.buffer, read.value.byteOffset, read.value.byteLength);
-    }
-  }
-  const stream = Readable.from(chunks(), { objectMode: false });
-  // Ends the request when the consumer gives up early (a no-op after a complete body).
-  stream.once("close", () => controller.abort());
-  return stream;
-}
-
-/** The innermost message of a fetch failure (undici's "terminated" hides the socket's reason). */
-function causeOf(error: unknown): string {
-  let current = error;
-  while (current instanceof Error && current.cause instanceof Error) current = current.cause;
-  return current instanceof Error ? current.message : String(current);
-}
-
-/**
- * Aborts `controller` unless `headers` (a request's answer, before its body) settles within
- * `ms`: requests whose body is streamed carry the download's own signal, not the per-request
- * timeout, so this bounds the wait for their headers.
- */
-async function headersWithin<T>(controller: AbortController, ms: number, headers: Promise<T>) {
-  const deadline = setTimeout(() => controller.abort(), ms);
-  try {
-    return await headers;
-  } finally {
-    clearTimeout(deadline);
-  }
-}
-
-function lengthOf(value: string | number | null | undefined): number | null {
-  const length = Number(value);
-  return value === undefined || value === null || !Number.isFinite(length) ? null : length;
 }
 
 const RetryingOctokit: typeof Octokit = Octokit.plugin(retry, throttling);

@@ -1,5 +1,5 @@
 import type { Clock } from "../clock.js";
-import type { RateLimit } from "../codehost/github-client.js";
+import type { RateLimit } from "../codehost/rate-limit.js";
 import type { SchedulerState } from "../scheduler/scheduler-state.js";
 
 /** How long a code-host rate limit reading is reused: /monitor/status is public and cheap. */

@@ -1,0 +1,83 @@
+import { Readable } from "node:stream";
+import type {
+  ReadableStreamReadResult,
+  ReadableStream as WebReadableStream,
+} from "node:stream/web";
+import { defineError } from "@rd/common";
+
+/** The code host failed or refused a request the service needed (network, 5xx, bad token). */
+export const CodeHostUnavailable = defineError(
+  "codehost_unavailable",
+  502,
+  "The code host did not answer the request",
+);
+
+/**
+ * A Node stream over a download's body. The request is aborted when no byte arrives for
+ * `idleMs` while the stream waits for one (a whole-request timeout would cut large downloads
+ * that are progressing; time spent waiting on a slow consumer does not count), and when the
+ * stream is destroyed early. Any failure of the body becomes one `CodeHostUnavailable` saying
+ * how far the download got, raised as the stream's error (never thrown elsewhere).
+ */
+export function downloadStream(
+  body: WebReadableStream<Uint8Array>,
+  controller: AbortController,
+  idleMs: number,
+  size: number | null,
+): Readable {
+  const reader = body.getReader();
+  async function* chunks(): AsyncGenerator<Buffer> {
+    let received = 0;
+    for (;;) {
+      const idle = setTimeout(() => controller.abort(), idleMs);
+      let read: ReadableStreamReadResult<Uint8Array>;
+      try {
+        read = await reader.read();
+      } catch (error) {
+        const progress = `after ${received}${size === null ? "" : ` of ${size}`} bytes`;
+        throw controller.signal.aborted
+          ? CodeHostUnavailable(`The download stalled ${progress} (nothing for ${idleMs} ms)`)
+          : CodeHostUnavailable(`The download broke off ${progress}: ${causeOf(error)}`);
+      } finally {
+        clearTimeout(idle);
+      }
+      if (read.done) return;
+      received += read.value.byteLength;
+      yield Buffer.from(read.value.buffer, read.value.byteOffset, read.value.byteLength);
+    }
+  }
+  const stream = Readable.from(chunks(), { objectMode: false });
+  // Ends the request when the consumer gives up early (a no-op after a complete body).
+  stream.once("close", () => controller.abort());
+  return stream;
+}
+
+/** The innermost message of a fetch failure (undici's "terminated" hides the socket's reason). */
+function causeOf(error: unknown): string {
+  let current = error;
+  while (current instanceof Error && current.cause instanceof Error) current = current.cause;
+  return current instanceof Error ? current.message : String(current);
+}
+
+/**
+ * Aborts `controller` unless `headers` (a request's answer, before its body) settles within
+ * `ms`: requests whose body is streamed carry the download's own signal, not the per-request
+ * timeout, so this bounds the wait for their headers.
+ */
+export async function headersWithin<T>(
+  controller: AbortController,
+  ms: number,
+  headers: Promise<T>,
+) {
+  const deadline = setTimeout(() => controller.abort(), ms);
+  try {
+    return await headers;
+  } finally {
+    clearTimeout(deadline);
+  }
+}
+
+export function lengthOf(value: string | number | null | undefined): number | null {
+  const length = Number(value);
+  return value === undefined || value === null || !Number.isFinite(length) ? null : length;
+}
