@@ -1,10 +1,20 @@
+export { type AccessLogReply, type AccessLogRequest, accessLogHook } from "./access-log.js";
+export { type Clock, systemClock } from "./clock.js";
+export { ConfigError } from "./config-error.js";
+export { deepFreeze } from "./deep-freeze.js";
+export { messageOf } from "./error-message.js";
 export { AppError, defineError, isAppError } from "./errors.js";
+export { type ClosableHttpApp, closeHttpGracefully } from "./graceful-close.js";
 export { type Level, type LogFilter, parseLogFilter, thresholdFor } from "./log-filter.js";
 export { createLogging, type Logger, type Logging, type LoggingOptions } from "./logger.js";
+export { type OpenApiDescription, openApiOptions } from "./openapi.js";
+export { createPasswordCheck, type PasswordCheck } from "./password-check.js";
 export {
   PRIVATE_DIR_MODE,
   PRIVATE_FILE_MODE,
   preparePrivateSqliteFile,
 } from "./private-files.js";
+export { type RetryOptions, retryWithDelays } from "./retry.js";
 export { safeEqual } from "./secrets.js";
 export { waitForStopSignal, withinDeadline } from "./shutdown.js";
+export { readPackageVersion } from "./version.js";

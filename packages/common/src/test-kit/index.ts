@@ -1,6 +1,7 @@
 export { modeOf, useUsualUmask } from "./file-modes.js";
 export { freePort } from "./free-port.js";
 export { LogCapture } from "./log-capture.js";
+export { ManualClock } from "./manual-clock.js";
 export { cpuMs, peakRssKib, resetPeakRss } from "./process-usage.js";
 export { type ReadyWait, ServiceProcess } from "./service-process.js";
 export { type ExternalService, MARIADB, REDIS, serviceAvailable } from "./services.js";

@@ -1,0 +1,20 @@
+import { setTimeout as delay } from "node:timers/promises";
+
+/** The time source of everything that reads the time or waits; tests move a `ManualClock` instead of sleeping. */
+export interface Clock {
+  now(): Date;
+  /** Resolves after `ms` milliseconds; rejects with the signal's reason once it aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+export const systemClock: Clock = {
+  now: () => new Date(),
+  async sleep(ms, signal) {
+    try {
+      await delay(ms, undefined, signal && { signal });
+    } catch (error) {
+      // NOTE: node:timers/promises rejects with its own AbortError; callers expect the reason.
+      throw signal?.aborted ? signal.reason : error;
+    }
+  },
+};
