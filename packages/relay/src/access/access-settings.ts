@@ -1,7 +1,7 @@
 import type { ConfigStore } from "../config/config-store.js";
 import type { Limits } from "../config/schema.js";
 import { normalizeDomainName } from "../domains/domain-name.js";
-import { Errors } from "../http/errors.js";
+import { Errors } from "../errors.js";
 import { type Address, inAnyRange, parseAddressRange } from "./address-range.js";
 
 /** The rate-limit settings object of the specification. */

@@ -1,7 +1,7 @@
 import { createHash, createPrivateKey, type KeyObject, sign } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import mimeFuncs from "nodemailer/lib/mime-funcs/index.js";
-import { Errors } from "../http/errors.js";
+import { Errors } from "../errors.js";
 import { headerFields, splitMessage } from "../mime/message-parts.js";
 import { relaxedBody, relaxedHeader } from "./relaxed-canonicalization.js";
 

@@ -1,6 +1,6 @@
 import type { DnsResolver } from "../dns/dns-resolver.js";
 import { normalizeDomainName } from "../domains/domain-name.js";
-import { Errors } from "../http/errors.js";
+import { Errors } from "../errors.js";
 import { CHECK_NAMES, type DnsCheckReport, type DomainReport } from "./check-result.js";
 import { checkDkim } from "./dkim-check.js";
 import { checkDmarc } from "./dmarc-check.js";

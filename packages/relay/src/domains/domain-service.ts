@@ -5,7 +5,7 @@ import { DEFAULTS } from "../config/schema.js";
 import { buildDnsKit, type DnsKit } from "../dkim/dns-kit.js";
 import { readPrivateKeyFile, removePrivateKeyFile, writePrivateKeyFile } from "../dkim/key-file.js";
 import { generateDkimPrivateKey, spkiPublicKeyBase64 } from "../dkim/key-pair.js";
-import { Errors } from "../http/errors.js";
+import { Errors } from "../errors.js";
 import { isValidSelector, normalizeDomainName } from "./domain-name.js";
 
 /** A domain as `GET /domains` lists it; `limits` are the ones in force (override or default). */

@@ -10,7 +10,7 @@
  * - Route options `config.auth` choose the credential (`none`, `admin` by default, `client`,
  *   `client-or-open`; see `request-guard.ts`); a `client` route finds `request.client` set.
  *   Set `bodyLimit` per route for the large bodies (the default is `ADMIN_BODY_LIMIT`).
- * - Throw errors from `errors.ts`; the error handler writes `{error, message, ...details}`.
+ * - Throw errors of the catalog `src/errors.ts`; the error handler writes the wire body.
  */
 
 import { type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from "@fastify/type-provider-typebox";
@@ -31,11 +31,11 @@ import type { ConfigStore } from "../config/config-store.js";
 import type { RelayEnv } from "../config/env.js";
 import type { DnsCheck } from "../dns-check/configured-dns-check.js";
 import type { DomainService } from "../domains/domain-service.js";
+import { Errors } from "../errors.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { QueueService } from "../queue/queue-service.js";
 import type { SubmissionService } from "../submission/submission-service.js";
 import { createErrorHandler } from "./error-handler.js";
-import { Errors } from "./errors.js";
 import { OpenApiCollector } from "./openapi.js";
 import { createRequestGuard } from "./request-guard.js";
 import { allowlistRoutes } from "./routes/allowlist.js";

@@ -1,7 +1,15 @@
 import { type AppError, isAppError, type Logger } from "@rd/common";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { ConfigPersistError } from "../config/config-store.js";
-import { Errors, headersOf } from "./errors.js";
+import { Errors } from "../errors.js";
+
+const extraHeaders = new WeakMap<AppError, Readonly<Record<string, string>>>();
+
+/** Attaches response headers to an error (`Retry-After`, `WWW-Authenticate`); returns it. */
+export function withHeaders<E extends AppError>(error: E, headers: Record<string, string>): E {
+  extraHeaders.set(error, { ...extraHeaders.get(error), ...headers });
+  return error;
+}
 
 // Fastify's own client errors (body parsing, content type, size) by status, as catalog errors.
 const FRAMEWORK_ERRORS: Readonly<Record<number, (message?: string) => AppError>> = {
@@ -43,7 +51,7 @@ export function createErrorHandler(logger: Logger) {
     }
     reply
       .code(appError.status)
-      .headers(headersOf(appError))
+      .headers(extraHeaders.get(appError) ?? {})
       .send({ ...appError.details, error: appError.code, message: appError.message });
   };
 }

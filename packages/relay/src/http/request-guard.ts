@@ -5,8 +5,9 @@ import type { Address } from "../access/address-range.js";
 import type { ApiThrottle } from "../access/api-throttle.js";
 import type { ClientAuthenticator } from "../access/client-authenticator.js";
 import type { ConfigStore } from "../config/config-store.js";
+import { Errors } from "../errors.js";
 import type { ClientRecord } from "../state/client-repository.js";
-import { Errors, withHeaders } from "./errors.js";
+import { withHeaders } from "./error-handler.js";
 
 /**
  * Who may call a route:

@@ -1,6 +1,6 @@
 import type { Logger } from "@rd/common";
 import type { Clock } from "../clock.js";
-import { Errors } from "../http/errors.js";
+import { Errors } from "../errors.js";
 import type { QueueRepository } from "../state/queue-repository.js";
 import type { RecipientResult, SignedMessage } from "../submission/message-dispatch.js";
 import { MAX_SPOOLED_MESSAGE_BYTES, type SpoolStore } from "./spool-store.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Errors } from "../http/errors.js";
+import { Errors } from "../errors.js";
 import {
   gateRefusal,
   REFUSAL_STATUS,

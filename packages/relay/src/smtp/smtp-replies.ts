@@ -82,14 +82,20 @@ export const Replies = {
   },
 } as const satisfies Record<string, SmtpReply>;
 
-/** The reply to a refused submission: the table's status with the error's own text. */
+/**
+ * The reply to a refusal with the error code `code`: the table's status with `text`, written
+ * for the client. A code the table has as a local failure, or does not have, is answered with
+ * the local-failure text: its detail is for the log, not for the client.
+ */
+export function refusalOf(code: string, text: string): SmtpRefusal {
+  const status = REFUSAL_STATUS[code];
+  if (status && status !== LOCAL_FAILURE) return { ...status, text, reason: code };
+  return { ...Replies.localFailure, reason: code };
+}
+
+/** The reply to a refused submission: a catalog error by its code, anything else a local failure. */
 export function refusalFor(error: unknown): SmtpRefusal {
-  if (isAppError(error)) {
-    const status = REFUSAL_STATUS[error.code];
-    // 4xx messages of the catalog are written for clients; a local failure's detail is not.
-    if (status && error.status < 500) return { ...status, text: error.message, reason: error.code };
-    return { ...Replies.localFailure, reason: error.code };
-  }
+  if (isAppError(error)) return refusalOf(error.code, error.message);
   return { ...Replies.localFailure, reason: "internal" };
 }
 

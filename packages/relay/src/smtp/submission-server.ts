@@ -11,7 +11,7 @@ import { type Address, parseAddress as parseIpAddress } from "../access/address-
 import type { ClientAuthenticator } from "../access/client-authenticator.js";
 import { CLIENT_ID_PATTERN } from "../clients/client-secret.js";
 import { parseListenAddress } from "../config/listen-address.js";
-import { Errors } from "../http/errors.js";
+import { Errors } from "../errors.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { NO_MESSAGE_ID } from "../ledger/ledger-events.js";
 import type { ClientRecord } from "../state/client-repository.js";
@@ -22,6 +22,7 @@ import {
   gateRefusal,
   Replies,
   refusalFor,
+  refusalOf,
   replyText,
   type SmtpRefusal,
   smtpError,
@@ -156,10 +157,8 @@ export function createSubmissionServer(deps: SubmissionServerDeps): SubmissionSe
     });
     if (!client || !mailFrom) throw smtpError(Replies.localFailure);
     if (collected.oversize) {
-      const tooLarge = Errors.payloadTooLarge(
-        `Message size exceeds the limit of ${settings.maxSize} bytes`,
-      );
-      throw refuse(refusalFor(tooLarge), NO_MESSAGE_ID, session);
+      const text = `Message size exceeds the limit of ${settings.maxSize} bytes`;
+      throw refuse(refusalOf(Errors.payloadTooLarge.code, text), NO_MESSAGE_ID, session);
     }
     try {
       const outcome = await submission.submitRaw(client, {

@@ -1,5 +1,5 @@
 import MailComposer from "nodemailer/lib/mail-composer/index.js";
-import { Errors } from "../http/errors.js";
+import { Errors } from "../errors.js";
 import { mailboxListField, unstructuredField } from "../mime/header-encoding.js";
 import { checkHeaderBlockSize } from "./header-limit.js";
 import { type Mailbox, parseMailbox } from "./mailbox.js";

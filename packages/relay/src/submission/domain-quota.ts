@@ -1,6 +1,6 @@
 import type { Clock } from "../clock.js";
 import type { Limits } from "../config/schema.js";
-import { Errors } from "../http/errors.js";
+import { Errors } from "../errors.js";
 import type { QuotaRepository, QuotaWindow } from "../state/quota-repository.js";
 
 // Fixed UTC windows: the clock hour and the calendar day (decisions → Sending).

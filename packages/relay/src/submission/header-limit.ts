@@ -1,4 +1,4 @@
-import { Errors } from "../http/errors.js";
+import { Errors } from "../errors.js";
 
 /**
  * Largest header block the relay accepts (`/send-raw`, SMTP) or builds (`/send`), in octets.

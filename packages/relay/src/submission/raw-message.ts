@@ -1,5 +1,5 @@
 import addressparser from "nodemailer/lib/addressparser/index.js";
-import { Errors } from "../http/errors.js";
+import { Errors } from "../errors.js";
 import { headerFields, splitMessage, toCrlf } from "../mime/message-parts.js";
 import { checkHeaderBlockSize } from "./header-limit.js";
 

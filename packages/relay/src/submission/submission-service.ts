@@ -2,7 +2,7 @@ import type { Clock } from "../clock.js";
 import type { ConfigStore } from "../config/config-store.js";
 import type { DomainConfig } from "../config/schema.js";
 import type { DkimSigner } from "../dkim/dkim-signer.js";
-import { Errors } from "../http/errors.js";
+import { Errors } from "../errors.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { NO_MESSAGE_ID } from "../ledger/ledger-events.js";
 import type { ClientRecord } from "../state/client-repository.js";

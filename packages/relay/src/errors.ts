@@ -1,9 +1,10 @@
-import { type AppError, defineError } from "@rd/common";
+import { defineError } from "@rd/common";
 
 /**
- * The relay's error catalog: every error a client can see, with its stable code (decisions.md)
- * and HTTP status. Services throw these; `error-handler.ts` turns them into
- * `{error: <code>, message?: <text>, ...details}`. Add new kinds here, never ad hoc.
+ * The relay's error catalog: every error a caller can see, with its stable code (decisions.md)
+ * and the HTTP status it maps to. Domain modules throw these; each port maps them to its wire:
+ * `http/error-handler.ts` to `{error: <code>, message?: <text>, ...details}`,
+ * `smtp/smtp-replies.ts` to an SMTP reply by code. Add new kinds here, never ad hoc.
  */
 export const Errors = {
   badRequest: defineError("bad_request", 400, "the request is not valid"),
@@ -46,16 +47,3 @@ export const Errors = {
   internal: defineError("internal", 500, "internal error"),
   unavailable: defineError("unavailable", 503, "the service is not available"),
 } as const;
-
-const extraHeaders = new WeakMap<AppError, Readonly<Record<string, string>>>();
-
-/** Attaches response headers to an error (`Retry-After`, `WWW-Authenticate`); returns it. */
-export function withHeaders<E extends AppError>(error: E, headers: Record<string, string>): E {
-  extraHeaders.set(error, { ...extraHeaders.get(error), ...headers });
-  return error;
-}
-
-/** The headers attached by `withHeaders`. */
-export function headersOf(error: AppError): Readonly<Record<string, string>> {
-  return extraHeaders.get(error) ?? {};
-}
