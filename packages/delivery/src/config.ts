@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from "node:path";
 import { parseLogFilter } from "@rd/common";
-import { DEFAULT_CODEHOST_POLICY } from "./codehost/github-client.js";
+import { DEFAULT_CODEHOST_POLICY } from "./codehost/github/github-octokit.js";
 import { DEFAULT_PROCESSING_POLICY } from "./releases/release-processor.js";
 
 /** Where the data lives: a SQLite file (the default) or a MySQL/MariaDB server. */

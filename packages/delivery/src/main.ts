@@ -13,7 +13,8 @@ import {
 } from "@rd/common";
 import type { FastifyInstance } from "fastify";
 import { type Clock, systemClock } from "./clock.js";
-import { type CodeHostPolicy, GithubClient } from "./codehost/github-client.js";
+import { GithubClient } from "./codehost/github/github-client.js";
+import type { CodeHostPolicy } from "./codehost/github/github-octokit.js";
 import { type Config, ConfigError, loadConfig } from "./config.js";
 import { migrateToLatest, openDatabase } from "./db/database.js";
 import { buildApp } from "./http/app.js";

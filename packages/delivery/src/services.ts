@@ -1,6 +1,6 @@
 import type { Logging } from "@rd/common";
 import type { Clock } from "./clock.js";
-import type { GithubClient } from "./codehost/github-client.js";
+import type { CodeHost } from "./codehost/code-host.js";
 import type { Config } from "./config.js";
 import type { Database } from "./db/database.js";
 import type { AppDeps } from "./http/app.js";
@@ -33,7 +33,7 @@ export interface Adapters {
   readonly config: Config;
   readonly logging: Logging;
   readonly database: Database;
-  readonly codehost: GithubClient;
+  readonly codehost: CodeHost;
   readonly clock: Clock;
   readonly jwtSecret: string;
   readonly scheduler: SchedulerState;

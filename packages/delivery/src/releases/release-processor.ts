@@ -2,7 +2,7 @@ import { extname } from "node:path";
 import type { Readable } from "node:stream";
 import { defineError, isAppError, type Logger } from "@rd/common";
 import type { Clock } from "../clock.js";
-import type { CodeHostDownload, CodeHostRelease, GithubClient } from "../codehost/github-client.js";
+import type { CodeHostDownload, CodeHostRelease, ReleaseSource } from "../codehost/code-host.js";
 import { startHeartbeat } from "../heartbeat.js";
 import type { WatchedRepository } from "../repositories/repo-repository.js";
 import { isBucketName } from "../storage/object-store.js";
@@ -47,10 +47,7 @@ export const NoRelease = defineError("no_release", 404, "The repository has no r
 export const ReleaseNotFound = defineError("release_not_found", 404, "Release not found");
 
 /** The code-host questions processing asks. */
-export type ReleaseHost = Pick<
-  GithubClient,
-  "getLatestRelease" | "getReleaseByTag" | "listReleases" | "getFileAtRef" | "downloadAsset"
->;
+export type ReleaseHost = ReleaseSource;
 
 export interface ProcessingPolicy {
   /**

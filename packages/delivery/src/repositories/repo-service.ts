@@ -1,6 +1,6 @@
 import { defineError } from "@rd/common";
 import type { Clock } from "../clock.js";
-import type { GithubClient } from "../codehost/github-client.js";
+import type { RepositoryLookup } from "../codehost/code-host.js";
 import type { RepoRepository, WatchedRepository } from "./repo-repository.js";
 import { parseRepositoryName } from "./repository-name.js";
 
@@ -10,7 +10,7 @@ export const RepositoryNotFound = defineError("repository_not_found", 404, "Repo
 export class RepoService {
   constructor(
     private readonly repos: RepoRepository,
-    private readonly codehost: Pick<GithubClient, "getRepository">,
+    private readonly codehost: RepositoryLookup,
     private readonly clock: Clock,
   ) {}
 

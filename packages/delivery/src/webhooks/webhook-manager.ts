@@ -1,4 +1,5 @@
 import { defineError } from "@rd/common";
+import type { CodeHostHook, HookAdministration } from "../codehost/code-host.js";
 import { RepositoryNotFound } from "../repositories/repo-service.js";
 import { repositoryName } from "../repositories/repository-name.js";
 
@@ -12,45 +13,7 @@ export const WebhookNotConfigurable = defineError(
   503,
   "PUBLIC_URL and HOSTING_WEBHOOK_SECRET must be set to create webhooks",
 );
-/** The code host already has a webhook delivering to this service's URL. */
-export const WebhookExists = defineError(
-  "webhook_exists",
-  409,
-  "A webhook delivering to this service already exists",
-);
-/** The code host refused the webhook's configuration (e.g. a URL it cannot reach). */
-export const WebhookRejected = defineError(
-  "webhook_rejected",
-  422,
-  "The code host refused the webhook",
-);
 export const WebhookNotFound = defineError("webhook_not_found", 404, "Webhook not found");
-
-/** A webhook as the code host reports it. */
-export interface CodeHostHook {
-  readonly id: number;
-  readonly active: boolean;
-  readonly events: readonly string[];
-  readonly config: { readonly url: string | null; readonly contentType: string | null };
-  readonly createdAt: string;
-}
-
-/** What the service asks the code host about webhooks (implemented by `GithubClient`). */
-export interface CodeHostHooks {
-  /**
-   * The created hook, or null when the repository is unknown (or not ours to administer);
-   * `WebhookExists` or `WebhookRejected` when the code host refuses it.
-   */
-  createHook(
-    owner: string,
-    name: string,
-    hook: { url: string; secret: string; events: readonly string[] },
-  ): Promise<CodeHostHook | null>;
-  /** Every hook of the repository, or null when the repository is unknown. */
-  listHooks(owner: string, name: string): Promise<CodeHostHook[] | null>;
-  /** False when the repository or the hook is unknown. */
-  deleteHook(owner: string, name: string, id: number): Promise<boolean>;
-}
 
 export interface WebhookManagerOptions {
   /** `PUBLIC_URL`, without a trailing slash. */
@@ -61,7 +24,7 @@ export interface WebhookManagerOptions {
 /** Creates, lists and deletes the code host's webhooks that deliver to this service. */
 export class WebhookManager {
   constructor(
-    private readonly codehost: CodeHostHooks,
+    private readonly codehost: HookAdministration,
     private readonly options: WebhookManagerOptions,
   ) {}
 

@@ -3,7 +3,7 @@ import { createLogging } from "@rd/common";
 import { LogCapture, makeTempDir } from "@rd/common/test-kit";
 import type { FastifyInstance } from "fastify";
 import type { Clock } from "../../src/clock.js";
-import { GithubClient } from "../../src/codehost/github-client.js";
+import { GithubClient } from "../../src/codehost/github/github-client.js";
 import { type Config, loadConfig } from "../../src/config.js";
 import type { Database } from "../../src/db/database.js";
 import { type AppDeps, buildApp } from "../../src/http/app.js";

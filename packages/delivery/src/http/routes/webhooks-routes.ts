@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
-import type { CodeHostHook, WebhookManager } from "../../webhooks/webhook-manager.js";
+import type { CodeHostHook } from "../../codehost/code-host.js";
+import type { WebhookManager } from "../../webhooks/webhook-manager.js";
 import { errors } from "../schemas.js";
 
 export interface WebhooksRoutesOptions {

@@ -3,14 +3,7 @@ import type {
   ReadableStreamReadResult,
   ReadableStream as WebReadableStream,
 } from "node:stream/web";
-import { defineError } from "@rd/common";
-
-/** The code host failed or refused a request the service needed (network, 5xx, bad token). */
-export const CodeHostUnavailable = defineError(
-  "codehost_unavailable",
-  502,
-  "The code host did not answer the request",
-);
+import { CodeHostUnavailable } from "../../errors.js";
 
 /**
  * A Node stream over a download's body. The request is aborted when no byte arrives for

@@ -1,49 +1,25 @@
-import type { Readable } from "node:stream";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
-import { retry } from "@octokit/plugin-retry";
-import { throttling } from "@octokit/plugin-throttling";
-import { Octokit } from "@octokit/rest";
+import type { Octokit } from "@octokit/rest";
 import type { Logger } from "@rd/common";
+import { CodeHostUnavailable, WebhookExists, WebhookRejected } from "../../errors.js";
+import type {
+  CodeHost,
+  CodeHostDownload,
+  CodeHostHook,
+  CodeHostHookSpec,
+  CodeHostRelease,
+  CodeHostRepository,
+  RateLimit,
+} from "../code-host.js";
+import { downloadStream, headersWithin, lengthOf } from "./download-stream.js";
+import { type ReleaseData, toHook, toRelease } from "./github-data.js";
 import {
-  type CodeHostHook,
-  type CodeHostHooks,
-  WebhookExists,
-  WebhookRejected,
-} from "../webhooks/webhook-manager.js";
-import { CodeHostUnavailable, downloadStream, headersWithin, lengthOf } from "./download-stream.js";
-import { type RateLimit, rateLimitOf } from "./rate-limit.js";
-
-/** Retry and rate-limit policy for the code host; defaults below, tests shorten the waits. */
-export interface CodeHostPolicy {
-  /** Retries after the first attempt for 5xx answers and network errors. */
-  readonly retries: number;
-  /** The n-th retry waits n² × this many milliseconds (1 s, 4 s, 9 s by default). */
-  readonly retryBaseDelayMs: number;
-  /** When the rate limit is exhausted, wait for its reset only if it comes within this many seconds. */
-  readonly maxRateLimitWaitSeconds: number;
-  /** Upper bound of one request (headers and body) when the caller gives no signal of its own. */
-  readonly requestTimeoutMs: number;
-  /** A streamed download (asset, repository file) is cut when no byte arrives for this long. */
-  readonly downloadIdleTimeoutMs: number;
-}
-
-/**
- * Statuses never retried: every 4xx. A client error (a 414 for an over-long URL, a 422) is the
- * same on every attempt; rate limits (403/429 with their headers) are waited out by the
- * throttling plugin on its own terms, not by the retry plugin.
- */
-const NEVER_RETRIED_STATUSES: readonly number[] = Array.from(
-  { length: 100 },
-  (_, index) => 400 + index,
-);
-
-export const DEFAULT_CODEHOST_POLICY: CodeHostPolicy = {
-  retries: 3,
-  retryBaseDelayMs: 1_000,
-  maxRateLimitWaitSeconds: 60,
-  requestTimeoutMs: 30_000,
-  downloadIdleTimeoutMs: 60_000,
-};
+  type CodeHostPolicy,
+  createOctokit,
+  DEFAULT_CODEHOST_POLICY,
+  statusOf,
+} from "./github-octokit.js";
+import { rateLimitOf } from "./rate-limit.js";
 
 export interface GithubClientOptions {
   /** `https://api.github.com`, a GitHub Enterprise `https://host/api/v3`, or a local stub. */
@@ -54,117 +30,15 @@ export interface GithubClientOptions {
   readonly userAgent?: string;
 }
 
-/** A repository as the code host knows it, with its canonical spelling. */
-export interface CodeHostRepository {
-  readonly owner: string;
-  readonly name: string;
-  readonly fullName: string;
-  readonly defaultBranch: string;
-  readonly private: boolean;
-}
-
-// The plugins add no REST methods, so the instance keeps the plain Octokit type.
-/** A file attached to a release. */
-export interface CodeHostAsset {
-  readonly id: number;
-  readonly name: string;
-  readonly size: number;
-  readonly contentType: string;
-  /** The public browser download address (shown in dry-run listings). */
-  readonly downloadUrl: string;
-}
-
-/** A release as the code host describes it. */
-export interface CodeHostRelease {
-  readonly id: number;
-  readonly tag: string;
-  readonly name: string;
-  readonly draft: boolean;
-  readonly prerelease: boolean;
-  readonly createdAt: string;
-  readonly publishedAt: string | null;
-  readonly assets: readonly CodeHostAsset[];
-}
-
-/** A body being downloaded; `size` when the server announced it. */
-export interface CodeHostDownload {
-  readonly body: Readable;
-  readonly size: number | null;
-}
-
-interface ReleaseData {
-  id: number;
-  tag_name: string;
-  name?: string | null;
-  draft: boolean;
-  prerelease: boolean;
-  created_at: string;
-  published_at: string | null;
-  assets: Array<{
-    id: number;
-    name: string;
-    size: number;
-    content_type: string;
-    browser_download_url: string;
-  }>;
-}
-
-function toRelease(data: ReleaseData): CodeHostRelease {
-  return {
-    id: data.id,
-    tag: data.tag_name,
-    name: data.name || data.tag_name,
-    draft: data.draft,
-    prerelease: data.prerelease,
-    createdAt: data.created_at,
-    publishedAt: data.published_at,
-    assets: data.assets.map((asset) => ({
-      id: asset.id,
-      name: asset.name,
-      size: asset.size,
-      contentType: asset.content_type,
-      downloadUrl: asset.browser_download_url,
-    })),
-  };
-}
-
-const RetryingOctokit: typeof Octokit = Octokit.plugin(retry, throttling);
-
-/** The HTTP status of an Octokit `RequestError` (its class is not exported by @octokit/rest). */
-function statusOf(error: unknown): number | undefined {
-  if (error instanceof Error && error.name === "HttpError" && "status" in error) {
-    return typeof error.status === "number" ? error.status : undefined;
-  }
-  return undefined;
-}
-
-interface HookData {
-  id: number;
-  active: boolean;
-  events: string[];
-  config: { url?: string; content_type?: string };
-  created_at: string;
-}
-
-function toHook(data: HookData): CodeHostHook {
-  return {
-    id: data.id,
-    active: data.active,
-    events: data.events,
-    config: { url: data.config.url ?? null, contentType: data.config.content_type ?? null },
-    createdAt: data.created_at,
-  };
-}
-
 /**
  * The narrow adapter over the code host's REST API. Each method is one question the service
  * asks; add a method here for each new question (never hand the Octokit instance out).
  * 404 answers become `null` where absence is an expected answer; other failures become
  * `CodeHostUnavailable`.
  */
-export class GithubClient implements CodeHostHooks {
-  protected readonly octokit: Octokit;
-  protected readonly logger: Logger;
+export class GithubClient implements CodeHost {
+  private readonly octokit: Octokit;
+  private readonly logger: Logger;
   private readonly downloadIdleTimeoutMs: number;
   private readonly requestTimeoutMs: number;
 
@@ -172,52 +46,13 @@ export class GithubClient implements CodeHostHooks {
     const policy = { ...DEFAULT_CODEHOST_POLICY, ...options.policy };
     this.downloadIdleTimeoutMs = policy.downloadIdleTimeoutMs;
     this.requestTimeoutMs = policy.requestTimeoutMs;
-    const logger = options.logger;
-    this.logger = logger;
-    // Both rate limits: wait once when the code host asks for a short enough pause, else give up.
-    const onLimit =
-      (message: string) =>
-      (
-        retryAfter: number,
-        request: { method: string; url: string },
-        _octokit: unknown,
-        retryCount: number,
-      ) => {
-        const wait = retryCount === 0 && retryAfter <= policy.maxRateLimitWaitSeconds;
-        logger.warn(message, {
-          method: request.method,
-          url: request.url,
-          retry_after_seconds: retryAfter,
-          waiting: wait,
-        });
-        return wait;
-      };
-    this.octokit = new RetryingOctokit({
+    this.logger = options.logger;
+    this.octokit = createOctokit({
       baseUrl: options.baseUrl,
-      ...(options.token ? { auth: options.token } : {}),
+      token: options.token,
       userAgent: options.userAgent ?? "rd-delivery",
-      log: {
-        debug: (message) => logger.debug(message),
-        info: (message) => logger.debug(message),
-        warn: (message) => logger.warn(message),
-        error: (message) => logger.error(message),
-      },
-      request: {
-        fetch: (url: string | URL, init: RequestInit = {}) =>
-          fetch(url, {
-            ...init,
-            signal: init.signal ?? AbortSignal.timeout(policy.requestTimeoutMs),
-          }),
-      },
-      retry: {
-        retries: policy.retries,
-        retryAfterBaseValue: policy.retryBaseDelayMs,
-        doNotRetry: [...NEVER_RETRIED_STATUSES],
-      },
-      throttle: {
-        onRateLimit: onLimit("code host rate limit exhausted"),
-        onSecondaryRateLimit: onLimit("code host secondary rate limit hit"),
-      },
+      logger: options.logger,
+      policy,
     });
   }
 
@@ -369,13 +204,13 @@ export class GithubClient implements CodeHostHooks {
     return { body: downloadStream(body, controller, this.downloadIdleTimeoutMs, size), size };
   }
 
-  // ---- Webhooks (CodeHostHooks, used by webhooks/webhook-manager.ts) ----
+  // ---- Webhooks ----
 
   /** Creates a JSON webhook signed with `secret`; null when the repository is unknown to us. */
   async createHook(
     owner: string,
     name: string,
-    hook: { url: string; secret: string; events: readonly string[] },
+    hook: CodeHostHookSpec,
   ): Promise<CodeHostHook | null> {
     try {
       const { data } = await this.octokit.rest.repos.createWebhook({
@@ -425,7 +260,7 @@ export class GithubClient implements CodeHostHooks {
   }
 
   /** Runs one API call; failures become `CodeHostUnavailable` carrying the status. */
-  protected async call<T>(request: () => Promise<{ data: T }>): Promise<T> {
+  private async call<T>(request: () => Promise<{ data: T }>): Promise<T> {
     try {
       return (await request()).data;
     } catch (error) {
@@ -434,7 +269,7 @@ export class GithubClient implements CodeHostHooks {
   }
 
   /** Like `call`, but a 404 answer is `null`. */
-  protected async orNullOn404<T>(request: () => Promise<{ data: T }>): Promise<T | null> {
+  private async orNullOn404<T>(request: () => Promise<{ data: T }>): Promise<T | null> {
     try {
       return (await request()).data;
     } catch (error) {
@@ -443,7 +278,7 @@ export class GithubClient implements CodeHostHooks {
     }
   }
 
-  protected unavailable(error: unknown) {
+  private unavailable(error: unknown) {
     const status = statusOf(error);
     const reason = error instanceof Error ? error.message : String(error);
     this.logger.warn("code host request failed", { status, reason });

@@ -1,13 +1,4 @@
-/**
- * The core REST rate limit; `reset` is in epoch seconds. A field the code host left out or sent
- * malformed (not a whole number from 0 up) is null: unknown, never a failure of the reader.
- */
-export interface RateLimit {
-  readonly limit: number | null;
-  readonly remaining: number | null;
-  readonly used: number | null;
-  readonly reset: number | null;
-}
+import type { RateLimit } from "../code-host.js";
 
 function recordOf(value: unknown): Record<string, unknown> | null {
   return typeof value === "object" && value !== null && !Array.isArray(value)
@@ -19,7 +10,10 @@ function countOrNull(value: unknown): number | null {
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : null;
 }
 
-/** Reads `resources.core` (or the deprecated top-level `rate`) of a `/rate_limit` answer. */
+/**
+ * Reads `resources.core` (or the deprecated top-level `rate`) of GitHub's `/rate_limit` answer; a field
+ * left out or malformed (not a whole number from 0 up) is null.
+ */
 export function rateLimitOf(data: unknown): RateLimit {
   const core =
     recordOf(recordOf(recordOf(data)?.resources)?.core) ?? recordOf(recordOf(data)?.rate);

@@ -1,8 +1,9 @@
 import { createLogging } from "@rd/common";
 import { LogCapture } from "@rd/common/test-kit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type CodeHostPolicy, GithubClient } from "../../src/codehost/github-client.js";
-import { type GithubStub, startGithubStub } from "../fixtures/github-stub.js";
+import { GithubClient } from "../../../src/codehost/github/github-client.js";
+import type { CodeHostPolicy } from "../../../src/codehost/github/github-octokit.js";
+import { type GithubStub, startGithubStub } from "../../fixtures/github-stub.js";
 
 describe("GitHub client adapter (real Octokit over HTTP against the stub)", () => {
   let stub: GithubStub;

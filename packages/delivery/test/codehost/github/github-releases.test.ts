@@ -3,9 +3,9 @@ import { buffer, text } from "node:stream/consumers";
 import { createLogging } from "@rd/common";
 import { LogCapture } from "@rd/common/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GithubClient } from "../../src/codehost/github-client.js";
-import { type GithubStub, startGithubStub } from "../fixtures/github-stub.js";
-import { createReleaseStub, generatedByte, type ReleaseStub } from "./release-stub.js";
+import { GithubClient } from "../../../src/codehost/github/github-client.js";
+import { type GithubStub, startGithubStub } from "../../fixtures/github-stub.js";
+import { createReleaseStub, generatedByte, type ReleaseStub } from "../../releases/release-stub.js";
 
 describe("the code host client's release questions", () => {
   let stub: GithubStub;
