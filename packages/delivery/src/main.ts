@@ -5,14 +5,15 @@
 // graceful shutdown). To wire a new adapter: open it in `startService`, pass it to
 // `createServices` (services.ts), and close it in `stop()` after the HTTP server.
 import {
+  type Clock,
   createLogging,
   type Logging,
   type LoggingOptions,
+  systemClock,
   waitForStopSignal,
   withinDeadline,
 } from "@rd/common";
 import type { FastifyInstance } from "fastify";
-import { type Clock, systemClock } from "./clock.js";
 import { GithubClient } from "./codehost/github/github-client.js";
 import type { CodeHostPolicy } from "./codehost/github/github-octokit.js";
 import { type Config, ConfigError, loadConfig } from "./config.js";

@@ -1,5 +1,4 @@
-import type { Logging } from "@rd/common";
-import type { Clock } from "./clock.js";
+import type { Clock, Logging } from "@rd/common";
 import type { CodeHost } from "./codehost/code-host.js";
 import type { Config } from "./config.js";
 import type { Database } from "./db/database.js";

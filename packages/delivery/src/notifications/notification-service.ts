@@ -1,5 +1,4 @@
-import type { Logger } from "@rd/common";
-import type { Clock } from "../clock.js";
+import type { Clock, Logger } from "@rd/common";
 import type { Notification, NotificationRepository } from "./notification-repository.js";
 import { type ReleaseOutcome, releaseMessage } from "./release-message.js";
 import { type MessageChannel, TelegramUnavailable } from "./telegram-client.js";

@@ -1,5 +1,4 @@
-import { defineError, isAppError, type Logger } from "@rd/common";
-import type { Clock } from "../clock.js";
+import { type Clock, defineError, isAppError, type Logger } from "@rd/common";
 import type { RepoRepository, WatchedRepository } from "../repositories/repo-repository.js";
 import type { HistoryRecord, HistoryRepository, ProcessingTrigger } from "./history-repository.js";
 import type { ReleaseProcessor } from "./release-processor.js";

@@ -1,5 +1,4 @@
-import { defineError } from "@rd/common";
-import type { Clock } from "../clock.js";
+import { type Clock, defineError } from "@rd/common";
 import type { RepositoryLookup } from "../codehost/code-host.js";
 import type { RepoRepository, WatchedRepository } from "./repo-repository.js";
 import { parseRepositoryName } from "./repository-name.js";

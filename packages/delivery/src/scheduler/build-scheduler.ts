@@ -1,8 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import type { Logging } from "@rd/common";
+import type { Clock, Logging } from "@rd/common";
 import type { Kysely } from "kysely";
-import type { Clock } from "../clock.js";
 import type { Schema } from "../db/schema.js";
 import { ReleaseScheduler } from "./release-scheduler.js";
 import { DatabaseRoundLease, LEASE_RENEW_MS } from "./round-lease.js";

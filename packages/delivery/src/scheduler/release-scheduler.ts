@@ -1,5 +1,4 @@
-import type { Logger } from "@rd/common";
-import type { Clock } from "../clock.js";
+import type { Clock, Logger } from "@rd/common";
 import { startHeartbeat } from "../heartbeat.js";
 import type { SchedulerState } from "./scheduler-state.js";
 

@@ -1,5 +1,4 @@
-import { defineError } from "@rd/common";
-import type { Clock } from "../clock.js";
+import { type Clock, defineError } from "@rd/common";
 import { emailProblem } from "./email-address.js";
 import { fitsBcrypt, MAX_PASSWORD_BYTES, type PasswordHasher } from "./password-hasher.js";
 import type { IssuedToken, TokenService } from "./token-service.js";

@@ -1,5 +1,5 @@
+import type { Clock } from "@rd/common";
 import { jwtVerify, SignJWT } from "jose";
-import type { Clock } from "../clock.js";
 
 export type TokenType = "access" | "refresh";
 

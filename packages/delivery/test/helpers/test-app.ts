@@ -1,8 +1,7 @@
 import { join } from "node:path";
 import { createLogging } from "@rd/common";
-import { LogCapture, makeTempDir } from "@rd/common/test-kit";
+import { LogCapture, ManualClock, makeTempDir } from "@rd/common/test-kit";
 import type { FastifyInstance } from "fastify";
-import type { Clock } from "../../src/clock.js";
 import { GithubClient } from "../../src/codehost/github/github-client.js";
 import { type Config, loadConfig } from "../../src/config.js";
 import type { Database } from "../../src/db/database.js";
@@ -18,17 +17,6 @@ import { createTestDatabase, type Dialect, type TestDatabase } from "./test-data
 
 export const TEST_API_KEY = "test-api-key-0123456789";
 export const TEST_JWT_SECRET = "test-jwt-secret-0123456789abcdefghijklmnop";
-
-/** A clock the test moves by hand. */
-export class ManualClock implements Clock {
-  constructor(private current = new Date("2026-01-15T12:00:00.000Z")) {}
-  now(): Date {
-    return new Date(this.current);
-  }
-  advance(ms: number): void {
-    this.current = new Date(this.current.getTime() + ms);
-  }
-}
 
 export interface TestApp {
   readonly app: FastifyInstance;

@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import diagnostics from "node:diagnostics_channel";
 import cookie from "@fastify/cookie";
+import { systemClock } from "@rd/common";
 import Fastify, { type FastifyInstance, type RouteOptions } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { systemClock } from "../../src/clock.js";
 import {
   ACCESS_COOKIE,
   type AccessLevel,

@@ -1,6 +1,6 @@
 import { createServer } from "node:net";
 import { createLogging } from "@rd/common";
-import { LogCapture } from "@rd/common/test-kit";
+import { LogCapture, ManualClock } from "@rd/common/test-kit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/database.js";
 import { NotificationRepository } from "../../src/notifications/notification-repository.js";
@@ -8,7 +8,6 @@ import { NotificationService } from "../../src/notifications/notification-servic
 import type { ReleaseOutcome } from "../../src/notifications/release-message.js";
 import { TelegramClient } from "../../src/notifications/telegram-client.js";
 import { startTelegramStub, type TelegramStub } from "../fixtures/telegram-stub.js";
-import { ManualClock } from "../helpers/test-app.js";
 import {
   createTestDatabase,
   DIALECTS,

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { createLogging } from "@rd/common";
-import { LogCapture, makeTempDir } from "@rd/common/test-kit";
-import { GithubClient } from "../../src/codehost/github/github-client.js";
+import { LogCapture, ManualClock, makeTempDir } from "@rd/common/test-kit";
+import { GithubClient } from "../../src/codehost/github-client.js";
 import type { Database } from "../../src/db/database.js";
 import { HistoryRepository } from "../../src/releases/history-repository.js";
 import { LocationRepository } from "../../src/releases/location-repository.js";
@@ -11,7 +11,6 @@ import { LocalObjectStore } from "../../src/storage/local-store.js";
 import type { ObjectStore } from "../../src/storage/object-store.js";
 import type { StorageProviders } from "../../src/storage/storage-providers.js";
 import { type GithubStub, startGithubStub } from "../fixtures/github-stub.js";
-import { ManualClock } from "../helpers/test-app.js";
 import { createTestDatabase, type Dialect, type TestDatabase } from "../helpers/test-database.js";
 import { type S3Server, startS3Server } from "../storage/s3-server.js";
 import { createReleaseStub, type ReleaseStub } from "./release-stub.js";

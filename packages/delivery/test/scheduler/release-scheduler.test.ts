@@ -1,7 +1,6 @@
-import { createLogging } from "@rd/common";
+import { createLogging, systemClock } from "@rd/common";
 import { LogCapture } from "@rd/common/test-kit";
 import { describe, expect, it } from "vitest";
-import { systemClock } from "../../src/clock.js";
 import { ReleaseScheduler, type RoundLease } from "../../src/scheduler/release-scheduler.js";
 import { createSchedulerState } from "../../src/scheduler/scheduler-state.js";
 

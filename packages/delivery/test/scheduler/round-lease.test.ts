@@ -1,7 +1,7 @@
+import { ManualClock } from "@rd/common/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/database.js";
 import { DatabaseRoundLease } from "../../src/scheduler/round-lease.js";
-import { ManualClock } from "../helpers/test-app.js";
 import {
   createTestDatabase,
   DIALECTS,

@@ -1,7 +1,6 @@
-import { createLogging } from "@rd/common";
+import { createLogging, systemClock } from "@rd/common";
 import { LogCapture } from "@rd/common/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { systemClock } from "../../src/clock.js";
 import { RepoRepository } from "../../src/repositories/repo-repository.js";
 import { buildReleaseScheduler } from "../../src/scheduler/build-scheduler.js";
 import type { ReleaseScheduler } from "../../src/scheduler/release-scheduler.js";

@@ -1,10 +1,11 @@
+import { ManualClock } from "@rd/common/test-kit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/database.js";
 import { AuthService } from "../../src/users/auth-service.js";
 import { createPasswordHasher, type PasswordHasher } from "../../src/users/password-hasher.js";
 import { TokenService } from "../../src/users/token-service.js";
 import { UserRepository } from "../../src/users/user-repository.js";
-import { ManualClock, TEST_JWT_SECRET } from "../helpers/test-app.js";
+import { TEST_JWT_SECRET } from "../helpers/test-app.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/test-database.js";
 
 /** The real bcrypt hasher (lowest cost), recording which check each login spent its time on. */
