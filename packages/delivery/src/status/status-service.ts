@@ -1,5 +1,5 @@
 import type { Clock } from "@rd/common";
-import type { RateLimit } from "../codehost/rate-limit.js";
+import type { RateLimit, RateLimitSource } from "../codehost/code-host.js";
 import type { SchedulerState } from "../scheduler/scheduler-state.js";
 
 /** How long a code-host rate limit reading is reused: /monitor/status is public and cheap. */
@@ -22,7 +22,7 @@ export interface StatusSources {
   readonly database: HealthProbe;
   /** The S3-compatible object store; null when none is configured (reported as false). */
   readonly objectstore: HealthProbe | null;
-  readonly codehost: { getRateLimit(): Promise<RateLimit> };
+  readonly codehost: RateLimitSource;
   readonly scheduler: SchedulerState;
   readonly schedulerIntervalMinutes: number;
   readonly clock: Clock;

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { createLogging } from "@rd/common";
 import { LogCapture, ManualClock, makeTempDir } from "@rd/common/test-kit";
-import { GithubClient } from "../../src/codehost/github-client.js";
+import { GithubClient } from "../../src/codehost/github/github-client.js";
 import type { Database } from "../../src/db/database.js";
 import { HistoryRepository } from "../../src/releases/history-repository.js";
 import { LocationRepository } from "../../src/releases/location-repository.js";
