@@ -1,13 +1,13 @@
 import type { Logger } from "@rd/common";
 import type { Clock } from "../clock.js";
 import type { RelayConfig } from "../config/schema.js";
-import type { DeliveryAttempt } from "../delivery/delivery-attempt.js";
+import type { DeliveryAttempt } from "../outbound/delivery-attempt.js";
 import {
   type DeliveryEvent,
   deferredEvent,
   deliveredEvent,
   failedEvent,
-} from "../delivery/delivery-events.js";
+} from "../outbound/delivery-events.js";
 import type { QueueRepository, QueueRow } from "../state/queue-repository.js";
 import { afterFailedAttempt } from "./queue-backoff.js";
 import type { SpoolStore } from "./spool-store.js";

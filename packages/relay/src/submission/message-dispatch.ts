@@ -1,4 +1,4 @@
-import type { DeliveryResult, OutboundMessage } from "../delivery/outbound.js";
+import type { DeliveryResult, OutboundMessage } from "../outbound/outbound.js";
 
 /** A message accepted, built and signed: what delivery or the queue takes. */
 export type SignedMessage = OutboundMessage;

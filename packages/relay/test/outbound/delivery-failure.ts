@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import { DeliveryError } from "../../src/delivery/delivery-error.js";
+import { DeliveryError } from "../../src/outbound/delivery-error.js";
 
 /** The `DeliveryError` a promise rejects with (the test fails if it resolves or throws another). */
 export async function failure(promise: Promise<unknown>): Promise<DeliveryError> {

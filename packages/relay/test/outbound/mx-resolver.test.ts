@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DeliveryError } from "../../src/delivery/delivery-error.js";
-import { createMxResolver, mxHostLabel } from "../../src/delivery/mx-resolver.js";
-import { createSmtpTransport } from "../../src/delivery/smtp-transport.js";
 import { createDnsResolver, type DnsResolver } from "../../src/dns/dns-resolver.js";
+import { DeliveryError } from "../../src/outbound/delivery-error.js";
+import { createMxResolver, mxHostLabel } from "../../src/outbound/mx-resolver.js";
+import { createSmtpTransport } from "../../src/outbound/smtp-transport.js";
 import { type DnsServer, startDnsServer } from "../fixtures/dns-server.js";
 import { type SmtpSink, startSmtpSink } from "../fixtures/smtp-sink.js";
 import { failure } from "./delivery-failure.js";

@@ -1,13 +1,13 @@
 import { makeTempDir } from "@rd/common/test-kit";
 import type { Database } from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { DeliveryEvent } from "../../src/delivery/delivery-events.js";
+import { createDnsResolver } from "../../src/dns/dns-resolver.js";
+import type { DeliveryEvent } from "../../src/outbound/delivery-events.js";
 import {
   createOutbound,
   type OutboundSettings,
   RECIPIENTS_IN_FLIGHT,
-} from "../../src/delivery/outbound.js";
-import { createDnsResolver } from "../../src/dns/dns-resolver.js";
+} from "../../src/outbound/outbound.js";
 import { createQueueRepository, type QueueRepository } from "../../src/state/queue-repository.js";
 import { openStateDatabase } from "../../src/state/state-database.js";
 import { type SmtpSink, type SmtpSinkOptions, startSmtpSink } from "../fixtures/smtp-sink.js";

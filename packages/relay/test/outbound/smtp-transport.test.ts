@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseOverrideEntry } from "../../src/delivery/mx-resolver.js";
-import { createSmtpTransport } from "../../src/delivery/smtp-transport.js";
+import { parseOverrideEntry } from "../../src/outbound/mx-resolver.js";
+import { createSmtpTransport } from "../../src/outbound/smtp-transport.js";
 import { type SmtpSink, type SmtpSinkOptions, startSmtpSink } from "../fixtures/smtp-sink.js";
 import { failure } from "./delivery-failure.js";
 

@@ -1,11 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createDeliveryAttempt, type RecipientJob } from "../../src/delivery/delivery-attempt.js";
-import type { DeliveryEvent } from "../../src/delivery/delivery-events.js";
-import { createMxResolver, type MxOverrides } from "../../src/delivery/mx-resolver.js";
-import { createSendGate, realTimer } from "../../src/delivery/send-gate.js";
-import { createSmtpTransport } from "../../src/delivery/smtp-transport.js";
-import { createSyncDelivery } from "../../src/delivery/sync-delivery.js";
 import { createDnsResolver } from "../../src/dns/dns-resolver.js";
+import { createDeliveryAttempt, type RecipientJob } from "../../src/outbound/delivery-attempt.js";
+import type { DeliveryEvent } from "../../src/outbound/delivery-events.js";
+import { createMxResolver, type MxOverrides } from "../../src/outbound/mx-resolver.js";
+import { createSendGate, realTimer } from "../../src/outbound/send-gate.js";
+import { createSmtpTransport } from "../../src/outbound/smtp-transport.js";
+import { createSyncDelivery } from "../../src/outbound/sync-delivery.js";
 import { type DnsServer, startDnsServer } from "../fixtures/dns-server.js";
 import { type SmtpSink, type SmtpSinkOptions, startSmtpSink } from "../fixtures/smtp-sink.js";
 
