@@ -44,8 +44,17 @@ describe("closing an HTTP app gracefully", () => {
     const { app, url, requestArrived } = await appAnsweringAfter(2_000);
     const answer = get(`${url}/slow`);
     await requestArrived;
+    let cut = false;
+    void answer.then(() => {
+      cut = true;
+    });
     const start = performance.now();
-    expect(await closeHttpGracefully(app, 100)).toBe(false);
+    let reportedBeforeTheCut = false;
+    const closed = await closeHttpGracefully(app, 100, () => {
+      reportedBeforeTheCut = !cut;
+    });
+    expect(closed).toBe(false);
+    expect(reportedBeforeTheCut).toBe(true);
     expect(performance.now() - start).toBeLessThan(1_500);
     expect(await answer).toBe("ECONNRESET");
   });
