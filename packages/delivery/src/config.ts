@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from "node:path";
-import { parseLogFilter } from "@rd/common";
+import { ConfigError, deepFreeze, parseLogFilter } from "@rd/common";
 import { DEFAULT_CODEHOST_POLICY } from "./codehost/github/github-octokit.js";
 import { DEFAULT_PROCESSING_POLICY } from "./releases/release-processor.js";
 
@@ -50,17 +50,6 @@ export interface Config {
   };
   /** `RUST_LOG`-style filter (`info`, `debug`, `delivery::http=debug`). */
   readonly logFilter: string | undefined;
-}
-
-/** A configuration value that cannot be used; the message names the variable. */
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    problem: string,
-  ) {
-    super(`${variable}: ${problem}`);
-    this.name = "ConfigError";
-  }
 }
 
 // Defaults of the decisions document, each in one place.
@@ -227,11 +216,4 @@ export function loadConfig(env: Env): Config {
     logFilter,
   };
   return deepFreeze(config);
-}
-
-function deepFreeze<T extends object>(value: T): T {
-  for (const child of Object.values(value)) {
-    if (child && typeof child === "object") deepFreeze(child);
-  }
-  return Object.freeze(value);
 }

@@ -6,6 +6,8 @@
 // `createServices` (services.ts), and close it in `stop()` after the HTTP server.
 import {
   type Clock,
+  ConfigError,
+  closeHttpGracefully,
   createLogging,
   type Logging,
   type LoggingOptions,
@@ -16,7 +18,7 @@ import {
 import type { FastifyInstance } from "fastify";
 import { GithubClient } from "./codehost/github/github-client.js";
 import type { CodeHostPolicy } from "./codehost/github/github-octokit.js";
-import { type Config, ConfigError, loadConfig } from "./config.js";
+import { type Config, loadConfig } from "./config.js";
 import { migrateToLatest, openDatabase } from "./db/database.js";
 import { buildApp } from "./http/app.js";
 import { resolveJwtSecret } from "./jwt-secret.js";
@@ -30,8 +32,6 @@ import { VERSION } from "./version.js";
 
 /** Requests in flight at shutdown get this long to finish (decisions: at most 10 s). */
 export const SHUTDOWN_GRACE_MS = 10_000;
-/** How often idle keep-alive connections are closed while shutting down. */
-const IDLE_SWEEP_MS = 50;
 
 export interface StartOptions {
   readonly logging?: Logging;
@@ -125,19 +125,9 @@ export async function startService(
         ) {
           log.warn("scheduler round still running after the grace period");
         }
-        const closing = app.close();
-        // NOTE: a keep-alive connection whose request finishes during shutdown stays open
-        // until the client closes it; sweep such connections as soon as they turn idle.
-        const sweeper = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
-        try {
-          if (!(await withinDeadline(closing, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS))) {
-            log.warn("requests still in flight after the grace period: closing their connections");
-            app.server.closeAllConnections();
-            await closing;
-          }
-        } finally {
-          clearInterval(sweeper);
-        }
+        await closeHttpGracefully(app, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS, () =>
+          log.warn("requests still in flight after the grace period: closing their connections"),
+        );
         await database.close();
         storage.objectstore?.close();
         log.info("stopped");
@@ -169,7 +159,7 @@ export async function serve(
     if (!(error instanceof ConfigError)) throw error;
     const logging = createLogging(destination);
     logging.forTarget("delivery::config").error(`invalid configuration: ${error.message}`, {
-      variable: error.variable,
+      variable: error.where,
     });
     logging.flush();
     return 2;

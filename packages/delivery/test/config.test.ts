@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
+import { ConfigError } from "@rd/common";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../src/config.js";
+import { loadConfig } from "../src/config.js";
 
 describe("configuration from the environment", () => {
   it("uses the decided defaults when nothing is set", () => {
@@ -148,7 +149,7 @@ describe("configuration from the environment", () => {
       error = caught;
     }
     expect(error).toBeInstanceOf(ConfigError);
-    expect((error as ConfigError).variable).toBe(variable);
+    expect((error as ConfigError).where).toBe(variable);
     expect((error as ConfigError).message).toMatch(new RegExp(`^${variable}: `));
   });
 

@@ -14,7 +14,7 @@
 import cookie from "@fastify/cookie";
 import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import type { Logging } from "@rd/common";
+import { accessLogHook, type Logging } from "@rd/common";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { NotificationService } from "../notifications/notification-service.js";
 import type { ReleaseService } from "../releases/release-service.js";
@@ -108,14 +108,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
 
-  app.addHook("onResponse", async (request, reply) => {
-    log.info("request", {
-      method: request.method,
-      path: request.url.split("?")[0],
-      status: reply.statusCode,
-      duration_ms: Math.round(reply.elapsedTime),
-    });
-  });
+  app.addHook("onResponse", accessLogHook(log));
 
   await app.register(generalRoutes, { version: deps.version, database: deps.database });
   await app.register(authRoutes, {

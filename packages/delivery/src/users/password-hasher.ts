@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createPasswordCheck } from "@rd/common";
 import bcrypt from "bcrypt";
 
 /** bcrypt work factor for stored passwords: a few hundred milliseconds per check, once per login. */
@@ -20,13 +20,12 @@ export interface PasswordHasher {
 }
 
 export function createPasswordHasher(cost: number = BCRYPT_COST): PasswordHasher {
-  let dummy: Promise<string> | undefined;
+  const check = createPasswordCheck(cost);
   return {
     hash: (password) => bcrypt.hash(password, cost),
-    verify: (password, hash) => bcrypt.compare(password, hash),
-    async verifyUnknown(password) {
-      dummy ??= bcrypt.hash(randomBytes(18).toString("base64"), cost);
-      await bcrypt.compare(password, await dummy);
+    verify: (password, hash) => check(password, hash),
+    verifyUnknown: async (password) => {
+      await check(password, undefined);
       return false;
     },
   };
