@@ -1,4 +1,4 @@
-import { type Address, type AddressRange, inAnyRange, parseAddressRange } from "./address-range.js";
+import { type Address, type AddressRange, inAnyRange, parseAddressRange } from "../addresses/ip-range.js";
 import type { ApiThrottle } from "./api-throttle.js";
 import { clientAddress } from "./client-address.js";
 
@@ -16,7 +16,8 @@ export type GateVerdict =
 /**
  * The edge every entry point passes before any credential is looked at (an HTTP request, an
  * SMTP connection, an SMTP AUTH): the allowlist, then one count against the per-IP throttle,
- * both read from the configuration in force at that moment.
+ * both read from the configuration in force at that moment. HTTP runs the two steps as hooks of
+ * the request guard (the count through `@fastify/rate-limit`); the SMTP port calls `admit`.
  */
 export interface AddressGate {
   /** The HTTP client: the TCP peer, or what a trusted proxy forwarded (`client-address.ts`). */

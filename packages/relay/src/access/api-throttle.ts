@@ -1,57 +1,84 @@
-import type { Clock } from "../clock.js";
-import type { Address } from "./address-range.js";
+import type { Clock } from "@rd/common";
+import type { Address } from "../addresses/ip-range.js";
 
-// The throttle counts requests in fixed one-minute windows per client.
-const WINDOW_MS = 60_000;
+/** The throttle counts calls in fixed one-minute windows per client. */
+export const THROTTLE_WINDOW_MS = 60_000;
 
 export type ThrottleVerdict = { allowed: true } | { allowed: false; retryAfterSecs: number };
 
-/** The per-IP API throttle (`api_rate_per_min`, read at every request so PUT /ratelimit applies at once). */
-export interface ApiThrottle {
-  check(address: Address): ThrottleVerdict;
+/** A key's window after a call: the calls counted with this one, and the ms until it ends. */
+export interface WindowCount {
+  readonly current: number;
+  readonly ttl: number;
 }
 
 /**
- * `ratePerMinute()` of 0 turns the throttle off. IPv6 clients are counted per /64, the block a
- * single host usually holds, so rotating addresses inside it does not multiply the allowance.
+ * The per-IP API throttle (`api_rate_per_min`, read at every call so PUT /ratelimit applies at
+ * once), one set of windows for every entry point: HTTP requests count in it through
+ * `@fastify/rate-limit` (its store is `hit`, see `http/api-rate-limit.ts`), SMTP connections and
+ * AUTH attempts through `check`.
  */
+export interface ApiThrottle {
+  /** Calls allowed per address and minute; 0 turns the throttle off. */
+  limit(): number;
+  /**
+   * The key an address is counted under: IPv6 clients per /64, the block a single host
+   * usually holds, so rotating addresses inside it does not multiply the allowance.
+   */
+  keyOf(address: Address): string;
+  /**
+   * Counts one call under `key`, unless the window's allowance is already used: a refused call
+   * counts for nothing, so a limit raised in the middle of a window admits its callers at once.
+   * `current` is then `limit() + 1`.
+   */
+  hit(key: string): WindowCount;
+  /** `hit` for `address`, with the verdict (`limit()` of 0: always allowed, nothing counted). */
+  check(address: Address): ThrottleVerdict;
+}
+
 export function createApiThrottle(ratePerMinute: () => number, clock: Clock): ApiThrottle {
   const windows = new Map<string, { start: number; count: number }>();
-  let lastSweep = clock.now();
+  let lastSweep = clock.now().getTime();
 
   const sweep = (now: number) => {
-    if (now - lastSweep < WINDOW_MS) return;
+    if (now - lastSweep < THROTTLE_WINDOW_MS) return;
     lastSweep = now;
     for (const [key, window] of windows) {
-      if (now - window.start >= WINDOW_MS) windows.delete(key);
+      if (now - window.start >= THROTTLE_WINDOW_MS) windows.delete(key);
     }
   };
 
+  const hit = (key: string): WindowCount => {
+    const now = clock.now().getTime();
+    sweep(now);
+    let window = windows.get(key);
+    if (!window || now - window.start >= THROTTLE_WINDOW_MS) {
+      window = { start: now, count: 0 };
+      windows.set(key, window);
+    }
+    const ttl = window.start + THROTTLE_WINDOW_MS - now;
+    if (window.count >= ratePerMinute()) return { current: window.count + 1, ttl };
+    window.count += 1;
+    return { current: window.count, ttl };
+  };
+
   return {
+    limit: ratePerMinute,
+    keyOf,
+    hit,
     check(address) {
       const limit = ratePerMinute();
       if (limit <= 0) return { allowed: true };
-      const now = clock.now();
-      sweep(now);
-      const key = throttleKey(address);
-      let window = windows.get(key);
-      if (!window || now - window.start >= WINDOW_MS) {
-        window = { start: now, count: 0 };
-        windows.set(key, window);
-      }
-      if (window.count >= limit) {
-        return {
-          allowed: false,
-          retryAfterSecs: Math.max(1, Math.ceil((window.start + WINDOW_MS - now) / 1000)),
-        };
-      }
-      window.count += 1;
-      return { allowed: true };
+      const { current, ttl } = hit(keyOf(address));
+      // As `@fastify/rate-limit` decides and rounds for HTTP.
+      return current <= limit
+        ? { allowed: true }
+        : { allowed: false, retryAfterSecs: Math.ceil(ttl / 1000) };
     },
   };
 }
 
-function throttleKey(address: Address): string {
+function keyOf(address: Address): string {
   if (address.kind() === "ipv4") return address.toString();
   const parts = address.toByteArray().slice(0, 8);
   return `v6:${Buffer.from(parts).toString("hex")}`;

@@ -13,8 +13,9 @@
  * - Throw errors of the catalog `src/errors.ts`; the error handler writes the wire body.
  */
 
+import swagger from "@fastify/swagger";
 import { type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from "@fastify/type-provider-typebox";
-import type { Logger, Logging } from "@rd/common";
+import type { Clock, Logger, Logging } from "@rd/common";
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -26,7 +27,6 @@ import type { AccessSettings } from "../access/access-settings.js";
 import type { ApiThrottle } from "../access/api-throttle.js";
 import type { ClientAuthenticator } from "../access/client-authenticator.js";
 import type { ClientService } from "../clients/client-service.js";
-import type { Clock } from "../clock.js";
 import type { ConfigStore } from "../config/config-store.js";
 import type { RelayEnv } from "../config/env.js";
 import type { DnsCheck } from "../dns-check/configured-dns-check.js";
@@ -36,8 +36,8 @@ import type { Ledger } from "../ledger/ledger.js";
 import type { QueueService } from "../queue/queue-service.js";
 import type { SubmissionService } from "../submission/submission-service.js";
 import { createErrorHandler } from "./error-handler.js";
-import { OpenApiCollector } from "./openapi.js";
-import { createRequestGuard } from "./request-guard.js";
+import { RELAY_OPENAPI } from "./openapi.js";
+import { installRequestGuard } from "./request-guard.js";
 import { allowlistRoutes } from "./routes/allowlist.js";
 import { checkRoutes } from "./routes/check.js";
 import { clientRoutes } from "./routes/clients.js";
@@ -71,10 +71,8 @@ export interface AppDeps {
   queue: QueueService;
 }
 
-/** What a route module receives: the app's deps plus the OpenAPI collector. */
-export interface RouteDeps extends AppDeps {
-  openApi: OpenApiCollector;
-}
+/** What a route module receives. */
+export type RouteDeps = AppDeps;
 
 export type RelayApp = FastifyInstance<
   RawServerDefault,
@@ -122,18 +120,17 @@ export async function buildApp(deps: AppDeps): Promise<RelayApp> {
     throw Errors.notFound(`no route ${request.method} ${request.url.split("?")[0]}`);
   });
 
-  const guard = createRequestGuard({
-    config: deps.config,
-    throttle: deps.throttle,
-    authenticator: deps.authenticator,
-    authToken: deps.env.authToken,
-  });
   if (logger.isEnabled("debug")) {
     app.addHook("onRequest", async (request) => {
       logger.debug("request started", { method: request.method, path: request.url.split("?")[0] });
     });
   }
-  app.addHook("onRequest", guard);
+  await installRequestGuard(app, {
+    config: deps.config,
+    throttle: deps.throttle,
+    authenticator: deps.authenticator,
+    authToken: deps.env.authToken,
+  });
   app.addHook("onResponse", async (request, reply) => accessLog(logger, request, reply));
 
   // NOTE: at shutdown Node closes only the keep-alive connections idle at that moment; one busy
@@ -147,10 +144,9 @@ export async function buildApp(deps: AppDeps): Promise<RelayApp> {
     if (closing) reply.header("connection", "close");
   });
 
-  const openApi = new OpenApiCollector();
-  app.addHook("onRoute", openApi.collect);
-  const routeDeps: RouteDeps = { ...deps, openApi };
-  for (const register of ROUTE_MODULES) register(app, routeDeps);
+  // Before the routes: it documents each route as it is registered.
+  await app.register(swagger, RELAY_OPENAPI);
+  for (const register of ROUTE_MODULES) register(app, deps);
   await app.ready();
   return app;
 }

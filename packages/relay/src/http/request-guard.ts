@@ -1,12 +1,13 @@
 import { safeEqual } from "@rd/common";
-import type { FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { createAddressGate } from "../access/address-gate.js";
-import type { Address } from "../access/address-range.js";
+import type { Address } from "../addresses/ip-range.js";
 import type { ApiThrottle } from "../access/api-throttle.js";
 import type { ClientAuthenticator } from "../access/client-authenticator.js";
 import type { ConfigStore } from "../config/config-store.js";
 import { Errors } from "../errors.js";
 import type { ClientRecord } from "../state/client-repository.js";
+import { registerApiRateLimit } from "./api-rate-limit.js";
 import { withHeaders } from "./error-handler.js";
 
 /**
@@ -46,10 +47,14 @@ export interface RequestGuardDeps {
 export const BASIC_CHALLENGE = 'Basic realm="relay"';
 
 /**
- * The security edge, run first on every request (an `onRequest` hook, so before the body is
- * even read): allowlist, then per-IP throttle, then credentials (decisions, "HTTP rules").
+ * The security edge, run first on every request (`onRequest` hooks, so before the body is even
+ * read), in the order of decisions "HTTP rules": the allowlist, then the per-IP throttle
+ * (`@fastify/rate-limit`), then credentials.
  */
-export function createRequestGuard(deps: RequestGuardDeps) {
+export async function installRequestGuard(
+  app: FastifyInstance,
+  deps: RequestGuardDeps,
+): Promise<void> {
   const gate = createAddressGate(() => deps.config.current(), deps.throttle);
 
   const unauthorizedClient = () =>
@@ -65,17 +70,15 @@ export function createRequestGuard(deps: RequestGuardDeps) {
     request.client = client;
   };
 
-  return async function guard(request: FastifyRequest): Promise<void> {
-    const address = gate.clientAddress(
+  app.addHook("onRequest", async (request) => {
+    request.clientAddress = gate.clientAddress(
       request.socket.remoteAddress ?? "",
       request.headers["x-forwarded-for"],
     );
-    request.clientAddress = address;
-    const verdict = gate.admit(address);
-    if (!verdict.admitted) {
-      if (verdict.reason === "forbidden") throw Errors.forbidden();
-      throw withHeaders(Errors.rateLimited(), { "Retry-After": String(verdict.retryAfterSecs) });
-    }
+    if (!gate.allows(request.clientAddress)) throw Errors.forbidden();
+  });
+  app.addHook("onRequest", await registerApiRateLimit(app, deps.throttle));
+  app.addHook("onRequest", async (request) => {
     // An unknown path is a 404 whoever asks.
     if (request.is404) return;
     const auth = request.routeOptions.config.auth ?? "admin";
@@ -88,7 +91,7 @@ export function createRequestGuard(deps: RequestGuardDeps) {
     } else if (auth === "client" || auth === "client-or-open") {
       await authenticateClient(request, auth === "client-or-open");
     }
-  };
+  });
 }
 
 /** `Authorization: Basic base64(cli_<id>:<secret>)` → its parts, or undefined when malformed. */

@@ -1,12 +1,11 @@
 import { performance } from "node:perf_hooks";
-import { createLogging } from "@rd/common";
+import { createLogging, systemClock } from "@rd/common";
 import bcrypt from "bcrypt";
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createApiThrottle } from "../../src/access/api-throttle.js";
-import { systemClock } from "../../src/clock.js";
 import { createErrorHandler } from "../../src/http/error-handler.js";
-import { createRequestGuard } from "../../src/http/request-guard.js";
+import { installRequestGuard } from "../../src/http/request-guard.js";
 import { TestRelay } from "../helpers/relay-harness.js";
 
 /**
@@ -24,15 +23,12 @@ describe("client authentication", () => {
     const logger = createLogging({ destination: relay.logs }).forTarget("relay::http");
     probe = Fastify();
     probe.setErrorHandler(createErrorHandler(logger));
-    probe.addHook(
-      "onRequest",
-      createRequestGuard({
-        config: relay.relay.config,
-        throttle: createApiThrottle(() => 0, systemClock),
-        authenticator: relay.relay.authenticator,
-        authToken: "admin-token",
-      }),
-    );
+    await installRequestGuard(probe, {
+      config: relay.relay.config,
+      throttle: createApiThrottle(() => 0, systemClock),
+      authenticator: relay.relay.authenticator,
+      authToken: "admin-token",
+    });
     probe.post("/probe", { config: { auth: "client" } }, async (request) => ({
       client_id: request.client?.client_id,
       domains: request.client?.domains,

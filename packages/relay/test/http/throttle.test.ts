@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, ManualClock, TestRelay } from "../helpers/relay-harness.js";
+import { ManualClock } from "@rd/common/test-kit";
+import { ADMIN_TOKEN, TestRelay } from "../helpers/relay-harness.js";
 
 describe("per-IP API throttle", () => {
   let relay: TestRelay;
@@ -18,8 +19,44 @@ describe("per-IP API throttle", () => {
     clock.advance(15_000);
     const refused = await get("/health");
     expect(refused.statusCode).toBe(429);
-    expect(refused.json()).toMatchObject({ error: "rate_limited" });
+    expect(refused.json()).toEqual({
+      error: "rate_limited",
+      message: "too many requests; retry later",
+    });
     expect(refused.headers["retry-after"]).toBe("45");
+  });
+
+  it("adds no rate-limit headers of its own, to admitted or refused requests", async () => {
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await get("/health"));
+    expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200, 200, 429]);
+    for (const answer of answers) {
+      expect(Object.keys(answer.headers).filter((name) => name.includes("ratelimit"))).toEqual([]);
+    }
+  });
+
+  it("refuses an address off the allowlist with 403 before counting it", async () => {
+    await relay.relay.config.update((file) => {
+      file.allowlist = ["192.0.2.99"];
+    });
+    for (let i = 0; i < 5; i++) expect((await get("/health")).statusCode).toBe(403);
+    await relay.relay.config.update((file) => {
+      file.allowlist = [];
+    });
+    // The refused requests counted for nothing: the whole allowance is still there.
+    for (let i = 0; i < 3; i++) expect((await get("/health")).statusCode).toBe(200);
+    expect((await get("/health")).statusCode).toBe(429);
+  });
+
+  it("admits at once when the limit is raised in a window whose allowance was used", async () => {
+    for (let i = 0; i < 3; i++) await get("/health");
+    for (let i = 0; i < 3; i++) expect((await get("/health")).statusCode).toBe(429);
+    await relay.relay.config.update((file) => {
+      file.api_rate_per_min = 4;
+    });
+    // Refused requests are not counted: one more is allowed in the same window.
+    expect((await get("/health")).statusCode).toBe(200);
+    expect((await get("/health")).statusCode).toBe(429);
   });
 
   it("counts every endpoint, admin ones and unknown paths included, before credentials", async () => {

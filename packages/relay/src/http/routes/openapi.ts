@@ -1,9 +1,11 @@
-import type { RelayApp, RouteDeps } from "../app.js";
+import type {} from "@fastify/swagger";
+import type { FastifyInstance } from "fastify";
 
-export function openApiRoutes(app: RelayApp, deps: RouteDeps): void {
+/** `GET /openapi.json`: the document `@fastify/swagger` renders from every route's schemas. */
+export function openApiRoutes(app: FastifyInstance): void {
   app.get(
     "/openapi.json",
     { config: { auth: "none" }, schema: { summary: "This OpenAPI 3 document" } },
-    async () => deps.openApi.document(),
+    async () => app.swagger(),
   );
 }
