@@ -14,7 +14,7 @@
 import cookie from "@fastify/cookie";
 import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import { accessLogHook, type Logging } from "@rd/common";
+import { accessLogHook, type Logging, openApiOptions } from "@rd/common";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { NotificationService } from "../notifications/notification-service.js";
 import type { ReleaseService } from "../releases/release-service.js";
@@ -90,23 +90,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installErrorHandler(app, log);
   await app.register(cookie);
   installAccessControl(app, { apiKey: deps.apiKey, tokens: deps.tokens });
-  await app.register(swagger, {
-    openapi: {
-      openapi: "3.0.3",
-      info: { title: "Release-delivery service", version: deps.version },
-      components: {
-        securitySchemes: {
-          apiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
-          cookie: { type: "apiKey", in: "cookie", name: "access_token" },
-          bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
-        },
+  await app.register(
+    swagger,
+    openApiOptions({
+      title: "Release-delivery service",
+      version: deps.version,
+      securitySchemes: {
+        apiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
+        cookie: { type: "apiKey", in: "cookie", name: "access_token" },
+        bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
       },
-    },
-    transform: ({ schema, url, route }) => {
-      const access = route.config?.access ?? "public";
-      return { schema: { ...schema, security: SECURITY[access] } as typeof schema, url };
-    },
-  });
+      securityOf: (route) => SECURITY[route.config?.access ?? "public"],
+    }),
+  );
 
   app.addHook("onResponse", accessLogHook(log));
 
