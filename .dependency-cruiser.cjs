@@ -20,7 +20,7 @@ const LAYERS = {
     ["dkim"],
     ["mime", "dns"],
     ["state", "config"],
-    ["errors.ts", "clock.ts", "version.ts"],
+    ["addresses", "errors.ts", "version.ts"],
   ],
   delivery: [
     ["cli.ts"],
@@ -33,7 +33,7 @@ const LAYERS = {
     ["codehost", "storage"],
     ["db"],
     ["config.ts"],
-    ["errors.ts", "clock.ts", "version.ts", "heartbeat.ts"],
+    ["errors.ts", "version.ts", "heartbeat.ts"],
   ],
 };
 
