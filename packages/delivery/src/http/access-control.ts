@@ -1,8 +1,8 @@
 import type {} from "@fastify/cookie";
 import { safeEqual } from "@rd/common";
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { ApiKeyRequired, Unauthorized } from "../errors.js";
 import type { TokenService } from "../users/token-service.js";
-import { ApiKeyRequired, Unauthorized } from "./http-errors.js";
 
 /**
  * Who may call a route, declared on the route itself: `config: { access: "user" }`.

@@ -1,7 +1,8 @@
 import type { Clock, Logger } from "@rd/common";
+import { TelegramUnavailable } from "../errors.js";
 import type { Notification, NotificationRepository } from "./notification-repository.js";
 import { type ReleaseOutcome, releaseMessage } from "./release-message.js";
-import { type MessageChannel, TelegramUnavailable } from "./telegram-client.js";
+import type { MessageChannel } from "./telegram-client.js";
 
 /** Cleanup without `older_than_days` removes notifications older than this (decisions). */
 export const DEFAULT_RETENTION_DAYS = 30;

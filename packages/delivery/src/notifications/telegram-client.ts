@@ -1,11 +1,5 @@
-import { defineError, type Logger } from "@rd/common";
-
-/** Telegram did not take the message: not configured, refused it, or could not be reached. */
-export const TelegramUnavailable = defineError(
-  "telegram_unavailable",
-  503,
-  "Telegram did not accept the message",
-);
+import type { Logger } from "@rd/common";
+import { TelegramUnavailable } from "../errors.js";
 
 /** A send gives up after this long, so a slow Bot API never holds up anything for long. */
 export const TELEGRAM_TIMEOUT_MS = 5_000;

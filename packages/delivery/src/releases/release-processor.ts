@@ -1,8 +1,9 @@
 import { extname } from "node:path";
 import type { Readable } from "node:stream";
-import { defineError, isAppError, type Logger } from "@rd/common";
+import { isAppError, type Logger } from "@rd/common";
 import type { Clock } from "../clock.js";
 import type { CodeHostDownload, CodeHostRelease, ReleaseSource } from "../codehost/code-host.js";
+import { NoRelease, ReleaseNotFound } from "../errors.js";
 import { startHeartbeat } from "../heartbeat.js";
 import type { WatchedRepository } from "../repositories/repo-repository.js";
 import { isBucketName } from "../storage/object-store.js";
@@ -42,9 +43,6 @@ import {
 } from "./release-result.js";
 
 export type { DryRunListing, Processing, ReleaseResult } from "./release-result.js";
-
-export const NoRelease = defineError("no_release", 404, "The repository has no release");
-export const ReleaseNotFound = defineError("release_not_found", 404, "Release not found");
 
 /** The code-host questions processing asks. */
 export type ReleaseHost = ReleaseSource;

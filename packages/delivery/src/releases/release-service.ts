@@ -1,15 +1,10 @@
-import { type Clock, defineError, isAppError, type Logger } from "@rd/common";
+import { type Clock, isAppError, type Logger } from "@rd/common";
+import { RepositoryNotRegistered } from "../errors.js";
 import type { RepoRepository, WatchedRepository } from "../repositories/repo-repository.js";
 import type { HistoryRecord, HistoryRepository, ProcessingTrigger } from "./history-repository.js";
 import type { ReleaseProcessor } from "./release-processor.js";
 import type { DryRunListing, Processing, ReleaseResult } from "./release-result.js";
 import { assertValidTag } from "./release-tag.js";
-
-export const RepositoryNotRegistered = defineError(
-  "repository_not_registered",
-  404,
-  "Repository is not registered in the database",
-);
 
 /** Default and ceiling of `GET /monitor/history?limit=`. */
 export const HISTORY_DEFAULT_LIMIT = 100;

@@ -1,7 +1,4 @@
-import { defineError } from "@rd/common";
-
-/** A tag that no release can have: refused before the code host is asked. */
-export const InvalidTag = defineError("invalid_tag", 400, "Invalid release tag");
+import { InvalidTag } from "../errors.js";
 
 /** Longest tag accepted (the history's `tag` column; GitHub's own limit is lower). */
 export const MAX_TAG_LENGTH = 255;

@@ -1,14 +1,8 @@
-import { defineError } from "@rd/common";
 import type { Kysely, Selectable } from "kysely";
 import { fromDbBool, toDbBool } from "../db/dialect.js";
 import { translateUniqueViolation } from "../db/errors.js";
 import type { Schema } from "../db/schema.js";
-
-export const RepositoryExists = defineError(
-  "repository_exists",
-  409,
-  "Repository is already registered",
-);
+import { RepositoryExists } from "../errors.js";
 
 /** A watched code-host repository. */
 export interface WatchedRepository {

@@ -1,9 +1,8 @@
-import { type Clock, defineError } from "@rd/common";
+import type { Clock } from "@rd/common";
 import type { RepositoryLookup } from "../codehost/code-host.js";
+import { RepositoryNotFound } from "../errors.js";
 import type { RepoRepository, WatchedRepository } from "./repo-repository.js";
 import { parseRepositoryName } from "./repository-name.js";
-
-export const RepositoryNotFound = defineError("repository_not_found", 404, "Repository not found");
 
 /** Registering, switching and removing watched repositories. */
 export class RepoService {

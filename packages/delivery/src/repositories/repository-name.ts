@@ -1,10 +1,4 @@
-import { defineError } from "@rd/common";
-
-export const InvalidRepositoryName = defineError(
-  "invalid_repository",
-  400,
-  "Invalid repository format, expected owner/repo",
-);
+import { InvalidRepositoryName } from "../errors.js";
 
 /** A code-host repository name split into its owner and name. */
 export interface RepositoryName {

@@ -14,12 +14,12 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { PRIVATE_DIR_MODE } from "@rd/common";
+import { InvalidObjectKey } from "../errors.js";
 import { ByteCounter } from "./byte-counter.js";
 import { contentTypeFor } from "./content-type.js";
 import {
   assertBucketName,
   assertSafeKey,
-  InvalidObjectKey,
   type ObjectReadResult,
   type ObjectStore,
   type PutOptions,

@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import { defineError } from "@rd/common";
+import { InvalidBucketName, InvalidObjectKey } from "../errors.js";
 
 /** The storage providers a `.delivery.yml` may name. */
 export type StorageProvider = "objectstore" | "local";
@@ -41,10 +41,6 @@ export interface ObjectStore {
   /** Releases connections (no-op for local storage). */
   close(): void;
 }
-
-export const InvalidObjectKey = defineError("invalid_object_key", 400, "invalid object key");
-export const InvalidBucketName = defineError("invalid_bucket_name", 400, "invalid bucket name");
-export const StorageFailed = defineError("storage_failed", 502, "object storage failed");
 
 /** S3's maximum key length in UTF-8 bytes. */
 const MAX_KEY_BYTES = 1024;

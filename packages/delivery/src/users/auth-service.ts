@@ -1,20 +1,9 @@
-import { type Clock, defineError } from "@rd/common";
+import type { Clock } from "@rd/common";
+import { InvalidCredentials, InvalidInput, Unauthorized, UserNotFound } from "../errors.js";
 import { emailProblem } from "./email-address.js";
 import { fitsBcrypt, MAX_PASSWORD_BYTES, type PasswordHasher } from "./password-hasher.js";
 import type { IssuedToken, TokenService } from "./token-service.js";
 import type { User, UserRepository } from "./user-repository.js";
-
-/** The one answer to every failed login, whatever failed (unknown email or wrong password). */
-export const InvalidCredentials = defineError(
-  "invalid_credentials",
-  401,
-  "Invalid email or password",
-);
-export const InvalidInput = defineError("invalid_input", 400, "Invalid input");
-/** Registration without the API key after the first user exists. */
-export const RegistrationClosed = defineError("unauthorized", 401, "Unauthorized");
-export const SessionExpired = defineError("unauthorized", 401, "Unauthorized");
-export const UserNotFound = defineError("user_not_found", 401, "Unauthorized");
 
 export const MIN_PASSWORD_LENGTH = 8;
 
@@ -55,7 +44,7 @@ export class AuthService {
       throw InvalidInput(`Password must be at most ${MAX_PASSWORD_BYTES} bytes`);
     }
     if (!name) throw InvalidInput("Name must not be empty");
-    if (!withApiKey && (await this.users.count()) > 0) throw RegistrationClosed();
+    if (!withApiKey && (await this.users.count()) > 0) throw Unauthorized();
 
     const user = {
       email,
@@ -65,7 +54,7 @@ export class AuthService {
     };
     if (withApiKey) return this.users.create(user);
     const first = await this.users.createFirst(user);
-    if (!first) throw RegistrationClosed();
+    if (!first) throw Unauthorized();
     return first;
   }
 
@@ -91,9 +80,9 @@ export class AuthService {
   /** A new access token from a valid refresh token of a user who still exists. */
   async refresh(refreshToken: string | undefined): Promise<IssuedToken> {
     const subject = refreshToken ? await this.tokens.verify(refreshToken, "refresh") : null;
-    if (!subject) throw SessionExpired();
+    if (!subject) throw Unauthorized();
     const user = await this.users.findById(subject.userId);
-    if (!user) throw SessionExpired();
+    if (!user) throw Unauthorized();
     return this.tokens.issue({ userId: user.id, email: user.email }, "access");
   }
 

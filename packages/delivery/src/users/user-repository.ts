@@ -1,9 +1,7 @@
-import { defineError } from "@rd/common";
 import { type Kysely, type Selectable, sql } from "kysely";
 import { translateUniqueViolation } from "../db/errors.js";
 import type { Schema } from "../db/schema.js";
-
-export const EmailTaken = defineError("email_taken", 409, "A user with this email already exists");
+import { EmailTaken } from "../errors.js";
 
 export interface User {
   readonly id: number;

@@ -1,11 +1,4 @@
-import { defineError } from "@rd/common";
-
-/** A delivery whose body is not the JSON the code host sends for its event. */
-export const MalformedDelivery = defineError(
-  "malformed_delivery",
-  400,
-  "The webhook payload is not a valid event",
-);
+import { MalformedDelivery } from "../errors.js";
 
 /** The parts of a `release` event the receiver uses. */
 export interface ReleaseEvent {

@@ -1,19 +1,11 @@
-import { defineError } from "@rd/common";
 import type { CodeHostHook, HookAdministration } from "../codehost/code-host.js";
-import { RepositoryNotFound } from "../repositories/repo-service.js";
+import { RepositoryNotFound, WebhookNotConfigurable, WebhookNotFound } from "../errors.js";
 import { repositoryName } from "../repositories/repository-name.js";
 
 /** The path the code host delivers to (see the receiver route). */
 export const RECEIVER_PATH = "/webhook/codehost";
 /** The only event the service subscribes to. */
 export const HOOK_EVENTS: readonly string[] = ["release"];
-
-export const WebhookNotConfigurable = defineError(
-  "webhook_not_configurable",
-  503,
-  "PUBLIC_URL and HOSTING_WEBHOOK_SECRET must be set to create webhooks",
-);
-export const WebhookNotFound = defineError("webhook_not_found", 404, "Webhook not found");
 
 export interface WebhookManagerOptions {
   /** `PUBLIC_URL`, without a trailing slash. */

@@ -1,12 +1,11 @@
-import { defineError, type Logger } from "@rd/common";
+import type { Logger } from "@rd/common";
+import { InvalidSignature, RepositoryNotRegistered } from "../errors.js";
 import type { ReleaseResult } from "../releases/release-processor.js";
-import { type ReleaseService, RepositoryNotRegistered } from "../releases/release-service.js";
+import type { ReleaseService } from "../releases/release-service.js";
 import type { WatchedRepository } from "../repositories/repo-repository.js";
 import { DeliveryDeduplicator } from "./delivery-deduplicator.js";
 import { parsePayload, readReleaseEvent } from "./release-event.js";
 import { hasValidSignature } from "./webhook-signature.js";
-
-export const InvalidSignature = defineError("invalid_signature", 401, "Invalid signature");
 
 /**
  * Release actions that mean a release is out. One publication fires several of them; the

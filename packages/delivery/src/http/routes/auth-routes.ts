@@ -3,10 +3,10 @@ import rateLimit from "@fastify/rate-limit";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import type { FastifyRequest } from "fastify";
+import { Unauthorized } from "../../errors.js";
 import type { AuthService } from "../../users/auth-service.js";
 import type { IssuedToken } from "../../users/token-service.js";
 import { ACCESS_COOKIE, API_KEY_HEADER, REFRESH_COOKIE } from "../access-control.js";
-import { Unauthorized } from "../http-errors.js";
 import { errors } from "../schemas.js";
 
 export interface AuthRoutesOptions {

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
+import { NotificationNotFound } from "../../errors.js";
 import {
   DEFAULT_RETENTION_DAYS,
   type NotificationService,
 } from "../../notifications/notification-service.js";
-import { NotFound } from "../http-errors.js";
 import { errors } from "../schemas.js";
 
 export interface NotificationsRoutesOptions {
@@ -107,7 +107,7 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<NotificationsRoutesO
     },
     async (request) => {
       if (!(await notifications.remove(request.params.id))) {
-        throw NotFound(`Notification ${request.params.id} not found`);
+        throw NotificationNotFound(`Notification ${request.params.id} not found`);
       }
       return { success: true as const };
     },
