@@ -1,5 +1,5 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ManualClock } from "@rd/common/test-kit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ADMIN_TOKEN, TestRelay } from "../helpers/relay-harness.js";
 
 describe("per-IP API throttle", () => {
