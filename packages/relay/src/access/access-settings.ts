@@ -1,8 +1,8 @@
+import { normalizeDomainName } from "../addresses/domain-name.js";
+import { type Address, inAnyRange, parseAddressRange } from "../addresses/ip-range.js";
 import type { ConfigStore } from "../config/config-store.js";
 import type { Limits } from "../config/schema.js";
-import { normalizeDomainName } from "../domains/domain-name.js";
 import { Errors } from "../errors.js";
-import { type Address, inAnyRange, parseAddressRange } from "./address-range.js";
 
 /** The rate-limit settings object of the specification. */
 export interface RateLimitSettings {

@@ -1,4 +1,9 @@
-import { type Address, type AddressRange, inAnyRange, parseAddress } from "./address-range.js";
+import {
+  type Address,
+  type AddressRange,
+  inAnyRange,
+  parseIpAddress,
+} from "../addresses/ip-range.js";
 
 /**
  * The address of the calling client. `X-Forwarded-For` counts only when the TCP peer is a
@@ -11,14 +16,14 @@ export function clientAddress(
   forwardedFor: string | string[] | undefined,
   trustedProxies: readonly AddressRange[],
 ): Address | undefined {
-  let client = parseAddress(peer);
+  let client = parseIpAddress(peer);
   if (!client || forwardedFor === undefined || !inAnyRange(trustedProxies, client)) return client;
   const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(",") : forwardedFor)
     .split(",")
     .map((hop) => hop.trim())
     .filter(Boolean);
   for (let index = hops.length - 1; index >= 0; index--) {
-    const hop = parseAddress(hops[index] ?? "");
+    const hop = parseIpAddress(hops[index] ?? "");
     if (!hop) break;
     client = hop;
     if (!inAnyRange(trustedProxies, hop)) break;

@@ -1,7 +1,7 @@
 import type { ClientAuthenticator } from "../access/client-authenticator.js";
+import { normalizeDomainName } from "../addresses/domain-name.js";
 import type { Clock } from "../clock.js";
 import type { ConfigStore } from "../config/config-store.js";
-import { normalizeDomainName } from "../domains/domain-name.js";
 import { Errors } from "../errors.js";
 import type { ClientRecord, ClientRepository } from "../state/client-repository.js";
 import { hashSecret, newClientId, newSecret, SECRET_NOTICE } from "./client-secret.js";

@@ -1,6 +1,6 @@
 import { dirname, resolve } from "node:path";
 import { type LogFilter, parseLogFilter } from "@rd/common";
-import { parseDnsServer } from "../dns/dns-resolver.js";
+import { parseDnsServer } from "../addresses/host-port.js";
 import { ConfigError } from "./config-error.js";
 
 /** What the relay takes from its environment, parsed once at boot. */

@@ -1,5 +1,4 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { MAX_QUEUE_ATTEMPTS } from "../queue/queue-backoff.js";
 
 /**
  * The configuration file (`RELAY_CONFIG`, default `relay.json`): every field of the
@@ -39,6 +38,12 @@ export const RANGES = {
 
 /** Most attempts on the synchronous schedule (one value each). */
 export const MAX_SYNC_ATTEMPTS = 10;
+
+/**
+ * Attempts a queued delivery gets: the entry is `failed` when its 5th attempt fails
+ * (specification, "Queue entry"; decisions: the last backoff value is then unused).
+ */
+export const MAX_QUEUE_ATTEMPTS = 5;
 
 type Bounded = keyof typeof RANGES;
 /** A number (fractions allowed, as decisions.md says of every `*_secs` field) in its range. */

@@ -1,5 +1,5 @@
+import { normalizeDomainName } from "../addresses/domain-name.js";
 import type { DnsResolver } from "../dns/dns-resolver.js";
-import { normalizeDomainName } from "../domains/domain-name.js";
 import { Errors } from "../errors.js";
 import { CHECK_NAMES, type DnsCheckReport, type DomainReport } from "./check-result.js";
 import { checkDkim } from "./dkim-check.js";

@@ -1,21 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DnsServer, startDnsServer } from "../../test/fixtures/dns-server.js";
-import { createDnsResolver, parseDnsServer } from "./dns-resolver.js";
-
-describe("parseDnsServer", () => {
-  it.each([
-    ["10.0.0.2", "10.0.0.2"],
-    ["127.0.0.1:5353", "127.0.0.1:5353"],
-    ["::1", "::1"],
-    ["[::1]:5353", "[::1]:5353"],
-  ])("accepts %s", (input, expected) => {
-    expect(parseDnsServer(input)).toBe(expected);
-  });
-
-  it.each(["dns.example", "10.0.0.2:0", "10.0.0.2:70000", "", "[::1"])("refuses %j", (input) => {
-    expect(() => parseDnsServer(input)).toThrow();
-  });
-});
+import { parseDnsServer } from "../addresses/host-port.js";
+import { createDnsResolver } from "./dns-resolver.js";
 
 describe("createDnsResolver", () => {
   let dns: DnsServer;

@@ -1,4 +1,5 @@
 import type { Logger } from "@rd/common";
+import { isValidSelector, normalizeDomainName } from "../addresses/domain-name.js";
 import type { ConfigStore } from "../config/config-store.js";
 import type { Limits, RelayConfig } from "../config/schema.js";
 import { DEFAULTS } from "../config/schema.js";
@@ -6,7 +7,6 @@ import { buildDnsKit, type DnsKit } from "../dkim/dns-kit.js";
 import { readPrivateKeyFile, removePrivateKeyFile, writePrivateKeyFile } from "../dkim/key-file.js";
 import { generateDkimPrivateKey, spkiPublicKeyBase64 } from "../dkim/key-pair.js";
 import { Errors } from "../errors.js";
-import { isValidSelector, normalizeDomainName } from "./domain-name.js";
 
 /** A domain as `GET /domains` lists it; `limits` are the ones in force (override or default). */
 export interface DomainView {

@@ -1,3 +1,4 @@
+import { domainOf } from "../addresses/email-address.js";
 import { DeliveryError } from "./delivery-error.js";
 import type { DeliveryEvent } from "./delivery-events.js";
 import { type MxResolver, mxHostLabel } from "./mx-resolver.js";
@@ -27,10 +28,6 @@ export interface DeliveryAttemptDeps {
   transport: SmtpTransport;
   gate: SendGate;
   emit: (event: DeliveryEvent) => void;
-}
-
-function domainOf(address: string): string {
-  return address.slice(address.lastIndexOf("@") + 1);
 }
 
 function asDeliveryError(error: unknown): DeliveryError {

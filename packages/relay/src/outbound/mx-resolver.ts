@@ -1,4 +1,5 @@
 import { isIP } from "node:net";
+import { splitHostPort } from "../addresses/host-port.js";
 import type { DnsResolver } from "../dns/dns-resolver.js";
 import { DeliveryError } from "./delivery-error.js";
 
@@ -47,13 +48,7 @@ function dnsCode(error: unknown): string | undefined {
 
 /** Parses an `mx_override` entry: `host:port`, `[v6]:port`, or a bare host (port 25). */
 export function parseOverrideEntry(entry: string): MxHost {
-  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry);
-  const hostPort = /^([^:]+):(\d+)$/.exec(entry);
-  const [name, port] = bracketed
-    ? [bracketed[1] ?? "", bracketed[2]]
-    : hostPort
-      ? [hostPort[1] ?? "", hostPort[2]]
-      : [entry, undefined];
+  const { host: name, port } = splitHostPort(entry);
   return port === undefined ? { name } : { name, port: Number(port) };
 }
 

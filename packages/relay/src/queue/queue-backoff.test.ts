@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULTS } from "../config/schema.js";
-import { afterFailedAttempt, MAX_QUEUE_ATTEMPTS } from "./queue-backoff.js";
+import { DEFAULTS, MAX_QUEUE_ATTEMPTS } from "../config/schema.js";
+import { afterFailedAttempt } from "./queue-backoff.js";
 
 describe("queue backoff policy", () => {
   const schedule = DEFAULTS.queue_backoff_secs;

@@ -1,8 +1,4 @@
-/**
- * Attempts a queued delivery gets: the entry is `failed` when its 5th attempt fails
- * (specification, "Queue entry"; decisions: the last backoff value is then unused).
- */
-export const MAX_QUEUE_ATTEMPTS = 5;
+import { MAX_QUEUE_ATTEMPTS } from "../config/schema.js";
 
 /** What follows a failed queue attempt. */
 export type AfterFailure =

@@ -1,4 +1,5 @@
 import type { Logger } from "@rd/common";
+import { domainOf } from "../addresses/email-address.js";
 import type { Clock } from "../clock.js";
 import type { RelayConfig } from "../config/schema.js";
 import type { DeliveryAttempt } from "../outbound/delivery-attempt.js";
@@ -61,10 +62,6 @@ export interface QueueWorker {
   tickSoon(): void;
   /** Takes no new entry from now on; resolves when the tick in hand has finished. */
   stop(): Promise<void>;
-}
-
-function domainOf(address: string): string {
-  return address.slice(address.lastIndexOf("@") + 1).toLowerCase();
 }
 
 function emptyReport(ocupado: boolean): TickReport {

@@ -7,15 +7,15 @@ import {
   type SMTPServerSession,
 } from "smtp-server";
 import type { AddressGate } from "../access/address-gate.js";
-import { type Address, parseAddress as parseIpAddress } from "../access/address-range.js";
 import type { ClientAuthenticator } from "../access/client-authenticator.js";
+import { parseEmailAddress } from "../addresses/email-address.js";
+import { type Address, parseIpAddress } from "../addresses/ip-range.js";
 import { CLIENT_ID_PATTERN } from "../clients/client-secret.js";
 import { parseListenAddress } from "../config/listen-address.js";
 import { Errors } from "../errors.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { NO_MESSAGE_ID } from "../ledger/ledger-events.js";
 import type { ClientRecord } from "../state/client-repository.js";
-import { parseAddress } from "../submission/mailbox.js";
 import { messageIdOfRefusal, type SubmissionService } from "../submission/submission-service.js";
 import { collectMessage } from "./message-collector.js";
 import {
@@ -253,7 +253,7 @@ export function createSubmissionServer(deps: SubmissionServerDeps): SubmissionSe
     },
 
     onRcptTo(address, _session, callback) {
-      if (parseAddress(address.address)) return callback();
+      if (parseEmailAddress(address.address)) return callback();
       callback(smtpError({ code: 553, enhanced: "5.1.3", text: "Recipient address is not valid" }));
     },
 

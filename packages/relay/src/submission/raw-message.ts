@@ -1,4 +1,5 @@
 import addressparser from "nodemailer/lib/addressparser/index.js";
+import { domainOf } from "../addresses/email-address.js";
 import { Errors } from "../errors.js";
 import { headerFields, splitMessage, toCrlf } from "../mime/message-parts.js";
 import { checkHeaderBlockSize } from "./header-limit.js";
@@ -111,8 +112,7 @@ function checkFromDomain(from: string | undefined, envelopeDomain: string): void
   const addresses = addressparser(from, { flatten: true });
   if (addresses.length === 0) throw Errors.fromMismatch("the From header holds no address");
   for (const { address } of addresses) {
-    const domain = address.slice(address.lastIndexOf("@") + 1).toLowerCase();
-    if (!address.includes("@") || domain !== envelopeDomain.toLowerCase()) {
+    if (!address.includes("@") || domainOf(address) !== envelopeDomain.toLowerCase()) {
       throw Errors.fromMismatch(
         `the From header address ${JSON.stringify(address)} is not on ${envelopeDomain}`,
       );

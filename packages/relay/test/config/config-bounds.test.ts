@@ -5,8 +5,7 @@ import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/config/config-error.js";
 import { loadConfigFile, validateConfigFile } from "../../src/config/config-loader.js";
 import { parseEnv } from "../../src/config/env.js";
-import { MAX_SYNC_ATTEMPTS, RANGES } from "../../src/config/schema.js";
-import { MAX_QUEUE_ATTEMPTS } from "../../src/queue/queue-backoff.js";
+import { MAX_QUEUE_ATTEMPTS, MAX_SYNC_ATTEMPTS, RANGES } from "../../src/config/schema.js";
 
 type Field = keyof typeof RANGES;
 

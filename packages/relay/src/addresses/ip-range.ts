@@ -38,7 +38,7 @@ export function parseAddressRange(entry: string): AddressRange {
   } else {
     throw new Error(`"${entry}" is not a valid IP address`);
   }
-  // NOTE: peers are matched in their IPv4 form (`parseAddress`), so a mapped entry written in
+  // NOTE: peers are matched in their IPv4 form (`parseIpAddress`), so a mapped entry written in
   // IPv6 form would never match one: it is taken, and saved, as the IPv4 entry it means.
   let normalized = text;
   if (
@@ -61,7 +61,7 @@ export function parseAddressRange(entry: string): AddressRange {
  * Parses a peer or forwarded address; an IPv4-mapped IPv6 address (`::ffff:192.0.2.7`, what a
  * dual-stack socket reports) becomes the IPv4 address. Undefined when the text is no address.
  */
-export function parseAddress(text: string): Address | undefined {
+export function parseIpAddress(text: string): Address | undefined {
   const trimmed = text.trim();
   if (!ipaddr.isValid(trimmed)) return undefined;
   return ipaddr.process(trimmed);
