@@ -4,6 +4,7 @@ import type { NotificationType } from "./notification-repository.js";
 export interface ReleaseOutcome {
   /** `owner/name`. */
   readonly repository: string;
+  /** Empty for a record about the repository itself rather than one of its releases. */
   readonly tag: string;
   readonly status: "success" | "partial" | "failed";
   readonly files_count: number;
@@ -35,11 +36,15 @@ function errorList(errors: readonly string[]): string {
 /** The notification type and the text (plain, naming `owner/repo` and the tag) of an outcome. */
 export function releaseMessage(outcome: ReleaseOutcome): { type: NotificationType; text: string } {
   const { repository, tag, trigger } = outcome;
-  const head = {
-    success: `Release ${tag} of ${repository} published (${counted(outcome.files_count, "file")})`,
-    partial: `Release ${tag} of ${repository} partially published (${counted(outcome.files_count, "file")}, ${counted(outcome.errors.length, "error")})`,
-    failed: `Release ${tag} of ${repository} failed to publish`,
-  }[outcome.status];
+  // A record without a tag is about the repository itself (missing on the code host).
+  const head =
+    tag === ""
+      ? `Repository ${repository} could not be checked`
+      : {
+          success: `Release ${tag} of ${repository} published (${counted(outcome.files_count, "file")})`,
+          partial: `Release ${tag} of ${repository} partially published (${counted(outcome.files_count, "file")}, ${counted(outcome.errors.length, "error")})`,
+          failed: `Release ${tag} of ${repository} failed to publish`,
+        }[outcome.status];
   return {
     type: TYPES[outcome.status],
     text: `${head}, by ${trigger}.${errorList(outcome.errors)}`,

@@ -20,6 +20,13 @@ export interface HistoryRecord {
   processed_at: string;
 }
 
+/**
+ * The tag of the record about a repository itself rather than one of its releases: the
+ * repository is missing on the code host. No release has an empty tag, and the unique key on
+ * (repository, tag) keeps one such record per repository.
+ */
+export const REPOSITORY_RECORD_TAG = "";
+
 /** The row state while an instance publishes the release (never shown in the history). */
 const PROCESSING = "processing";
 /** Statuses that mean "processed": the release is not published again (failed is retried). */
@@ -181,6 +188,44 @@ export class HistoryRepository {
       .where("status", "in", PROCESSED)
       .executeTakeFirst();
     return row !== undefined;
+  }
+
+  /**
+   * Records, as a `failed` record with no tag, that the code host no longer knows the
+   * repository; null when such a record exists already. Of several instances noticing it at
+   * once, the unique key lets exactly one insert it.
+   */
+  async recordMissing(
+    repositoryId: number,
+    trigger: ProcessingTrigger,
+    errors: readonly string[],
+    now: Date,
+  ): Promise<HistoryRecord | null> {
+    const at = now.toISOString();
+    try {
+      const inserted = await this.db
+        .insertInto("release_history")
+        .values({
+          repository_id: repositoryId,
+          tag: REPOSITORY_RECORD_TAG,
+          name: "",
+          status: "failed" satisfies HistoryStatus,
+          errors: JSON.stringify(errors),
+          triggered_by: trigger,
+          claimed_at: at,
+          processed_at: at,
+        })
+        .executeTakeFirstOrThrow();
+      return this.find(Number(inserted.insertId));
+    } catch (error) {
+      if (isUniqueViolation(error)) return null;
+      throw error;
+    }
+  }
+
+  /** Deletes the missing-repository record (the code host knows the repository again). */
+  async clearMissing(repositoryId: number): Promise<void> {
+    await this.remove(repositoryId, REPOSITORY_RECORD_TAG);
   }
 
   /** Deletes the record of `tag` (reprocess). */

@@ -1,5 +1,5 @@
-import { type Clock, isAppError, type Logger } from "@rd/common";
-import { RepositoryNotRegistered } from "../errors.js";
+import { type Clock, isAppError, type Logger, messageOf } from "@rd/common";
+import { NoRelease, RepositoryNotFound, RepositoryNotRegistered } from "../errors.js";
 import type { RepoRepository, WatchedRepository } from "../repositories/repo-repository.js";
 import type { HistoryRecord, HistoryRepository, ProcessingTrigger } from "./history-repository.js";
 import type { ReleaseProcessor } from "./release-processor.js";
@@ -12,9 +12,11 @@ export const HISTORY_MAX_LIMIT = 1000;
 
 export type CheckAllEntry = ReleaseResult | { repository: string; error: string };
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
+/**
+ * Answers of a check that are about the repository, not failures of the service: no release
+ * yet, or a repository missing on the code host (the check reported it already).
+ */
+const REPOSITORY_ANSWERS: ReadonlySet<string> = new Set([NoRelease.code, RepositoryNotFound.code]);
 
 /**
  * The release operations of the API, the scheduler and the webhook: finds the registered
@@ -72,7 +74,7 @@ export class ReleaseService {
       try {
         results.push((await this.checkRepository(repository, "manual")).result);
       } catch (error) {
-        if (!isAppError(error) || error.status >= 500) {
+        if (!isAppError(error) || !REPOSITORY_ANSWERS.has(error.code)) {
           this.logger.warn("check-all: repository check failed", {
             repository: repository.fullName,
             reason: messageOf(error),

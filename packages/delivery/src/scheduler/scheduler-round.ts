@@ -1,4 +1,5 @@
-import { isAppError, type Logger } from "@rd/common";
+import { isAppError, type Logger, messageOf } from "@rd/common";
+import { NoRelease, RepositoryNotFound } from "../errors.js";
 import type { WatchedRepository } from "../repositories/repo-repository.js";
 
 export interface SchedulerRoundDeps {
@@ -22,6 +23,7 @@ export function schedulerRound({
   return async (signal) => {
     const repositories = await repos.list({ activeOnly: true });
     let failed = 0;
+    let missing = 0;
     for (const repository of repositories) {
       if (signal.aborted) {
         logger.info("scheduler round cut short: shutting down");
@@ -30,24 +32,28 @@ export function schedulerRound({
       try {
         await check(repository);
       } catch (error) {
-        // A repository without any release yet is an expected answer, not a failure.
-        if (isAppError(error) && error.status === 404) {
-          logger.debug("scheduler: nothing to check", {
+        const code = isAppError(error) ? error.code : null;
+        const fields = { repository: repository.fullName, reason: messageOf(error) };
+        if (code === NoRelease.code) {
+          // A repository without any release yet is an expected answer, not a failure.
+          logger.debug("scheduler: nothing to check", fields);
+        } else if (code === RepositoryNotFound.code) {
+          // The check reported it (warning, history, notification) the first time.
+          missing++;
+          logger.debug("scheduler: repository missing on the code host", fields);
+        } else {
+          failed++;
+          logger.warn("scheduler: repository check failed", {
             repository: repository.fullName,
-            reason: error.message,
+            error: messageOf(error),
           });
-          continue;
         }
-        failed++;
-        logger.warn("scheduler: repository check failed", {
-          repository: repository.fullName,
-          error: (error as Error).message,
-        });
       }
     }
     logger.info("scheduler round checked the active repositories", {
       repositories: repositories.length,
       failed,
+      missing,
     });
   };
 }

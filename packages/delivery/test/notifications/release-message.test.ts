@@ -40,6 +40,14 @@ describe("release notification message", () => {
     );
   });
 
+  it("tells of a repository missing on the code host (a record without a tag) as the repository, not a release", () => {
+    const errors = ["Repository acme/widget not found on the code host"];
+    expect(releaseMessage({ ...base, tag: "", status: "failed", files_count: 0, errors })).toEqual({
+      type: "release_failed",
+      text: "Repository acme/widget could not be checked, by webhook.\n- Repository acme/widget not found on the code host",
+    });
+  });
+
   it("says 1 file in the singular", () => {
     expect(releaseMessage({ ...base, files_count: 1 }).text).toContain("(1 file)");
   });

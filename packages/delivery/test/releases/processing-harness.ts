@@ -3,7 +3,7 @@ import { createLogging } from "@rd/common";
 import { LogCapture, ManualClock, makeTempDir } from "@rd/common/test-kit";
 import { GithubClient } from "../../src/codehost/github/github-client.js";
 import type { Database } from "../../src/db/database.js";
-import { HistoryRepository } from "../../src/releases/history-repository.js";
+import { type HistoryRecord, HistoryRepository } from "../../src/releases/history-repository.js";
 import { LocationRepository } from "../../src/releases/location-repository.js";
 import { type ProcessingPolicy, ReleaseProcessor } from "../../src/releases/release-processor.js";
 import { RepoRepository, type WatchedRepository } from "../../src/repositories/repo-repository.js";
@@ -20,8 +20,11 @@ export const LOCAL_BASE_URL = "http://delivery.test/files";
 /** Buckets created on the s3rver instance. */
 export const S3_BUCKETS = ["downloads", "mirror"];
 
-/** Retries quickly: the policy's waits are data, shortened here. */
-export const FAST_POLICY: Partial<ProcessingPolicy> = { retryDelaysMs: [5, 5] };
+/**
+ * Retries at once: the policy's waits are data, slept on the harness's manual clock, which
+ * only a test moving it would wake (see publish-attempts.test.ts).
+ */
+export const FAST_POLICY: Partial<ProcessingPolicy> = { retryDelaysMs: [0, 0] };
 
 export interface ProcessingHarness {
   readonly stub: GithubStub;
@@ -44,6 +47,7 @@ export interface ProcessingHarness {
     database?: Database;
     storage?: StorageProviders;
     policy?: Partial<ProcessingPolicy>;
+    onFinished?: (record: HistoryRecord) => Promise<void>;
   }): ReleaseProcessor;
   /** Registers `owner/name` on the stub and in the database. */
   addRepository(fullName: string): Promise<WatchedRepository>;
@@ -105,6 +109,7 @@ export async function createProcessingHarness(
         logger: logging.forTarget("delivery::releases"),
         tempDir: join(dir.path, "tmp"),
         policy: { ...FAST_POLICY, ...options.policy },
+        onFinished: options.onFinished,
       });
     },
     async addRepository(fullName) {
