@@ -45,7 +45,10 @@ export interface RunningService {
   readonly app: FastifyInstance;
   /** `http://host:port` the server listens on. */
   readonly address: string;
-  /** Stops accepting, lets requests in flight finish (≤ SHUTDOWN_GRACE_MS), closes the database. */
+  /**
+   * Stops the scheduler, stops accepting and lets requests in flight finish (≤ SHUTDOWN_GRACE_MS
+   * each), waits for notifications being sent, then closes the database and the object store.
+   */
   stop(): Promise<void>;
 }
 
@@ -128,6 +131,8 @@ export async function startService(
         await closeHttpGracefully(app, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS, () =>
           log.warn("requests still in flight after the grace period: closing their connections"),
         );
+        // Telegram sends in flight record their outcome in the database: they end before it closes.
+        await services.notifications.drain();
         await database.close();
         storage.objectstore?.close();
         log.info("stopped");

@@ -21,7 +21,6 @@ import type { ReleaseService } from "../releases/release-service.js";
 import { MAX_TAG_LENGTH } from "../releases/release-tag.js";
 import type { RepoService } from "../repositories/repo-service.js";
 import type { HealthProbe, StatusService } from "../status/status-service.js";
-import { filesRoute } from "../storage/files-route.js";
 import type { AuthService } from "../users/auth-service.js";
 import type { TokenService } from "../users/token-service.js";
 import type { WebhookManager } from "../webhooks/webhook-manager.js";
@@ -29,6 +28,7 @@ import type { WebhookReceiver } from "../webhooks/webhook-receiver.js";
 import { type AccessLevel, installAccessControl } from "./access-control.js";
 import { createErrorHandler, installErrorHandler } from "./error-handler.js";
 import { authRoutes } from "./routes/auth-routes.js";
+import { filesRoutes } from "./routes/files-routes.js";
 import { generalRoutes } from "./routes/general-routes.js";
 import { notificationsRoutes } from "./routes/notifications-routes.js";
 import { releasesRoutes } from "./routes/releases-routes.js";
@@ -114,7 +114,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(repositoriesRoutes, { repos: deps.repos });
   await app.register(statusRoutes, { status: deps.status });
   await app.register(releasesRoutes, { releases: deps.releases });
-  await app.register(filesRoute, {
+  await app.register(filesRoutes, {
     root: deps.localFilesRoot,
     inlineActiveContent: deps.filesInlineActiveContent,
   });

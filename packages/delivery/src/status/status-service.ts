@@ -1,6 +1,5 @@
 import type { Clock } from "@rd/common";
 import type { RateLimit, RateLimitSource } from "../codehost/code-host.js";
-import type { SchedulerState } from "../scheduler/scheduler-state.js";
 
 /** How long a code-host rate limit reading is reused: /monitor/status is public and cheap. */
 export const RATE_LIMIT_CACHE_MS = 30_000;
@@ -23,7 +22,8 @@ export interface StatusSources {
   /** The S3-compatible object store; null when none is configured (reported as false). */
   readonly objectstore: HealthProbe | null;
   readonly codehost: RateLimitSource;
-  readonly scheduler: SchedulerState;
+  /** Whether the periodic scheduler runs (the scheduler's state). */
+  readonly scheduler: { readonly running: boolean };
   readonly schedulerIntervalMinutes: number;
   readonly clock: Clock;
 }

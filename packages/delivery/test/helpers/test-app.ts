@@ -107,6 +107,7 @@ export async function createTestApp(
     services,
     async close() {
       await app.close();
+      await services.notifications.drain();
       await database.close();
       if (!options.testDatabase) await testDatabase.drop();
       if (!options.stub) await stub.close();

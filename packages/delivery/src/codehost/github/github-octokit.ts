@@ -2,6 +2,7 @@ import { retry } from "@octokit/plugin-retry";
 import { throttling } from "@octokit/plugin-throttling";
 import { Octokit } from "@octokit/rest";
 import type { Logger } from "@rd/common";
+import { DEFAULT_DOWNLOAD_IDLE_TIMEOUT_SECONDS } from "../../config.js";
 
 /** Retry and rate-limit policy for the code host; defaults below, tests shorten the waits. */
 export interface CodeHostPolicy {
@@ -22,7 +23,7 @@ export const DEFAULT_CODEHOST_POLICY: CodeHostPolicy = {
   retryBaseDelayMs: 1_000,
   maxRateLimitWaitSeconds: 60,
   requestTimeoutMs: 30_000,
-  downloadIdleTimeoutMs: 60_000,
+  downloadIdleTimeoutMs: DEFAULT_DOWNLOAD_IDLE_TIMEOUT_SECONDS * 1000,
 };
 
 /**

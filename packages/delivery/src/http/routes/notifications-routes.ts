@@ -39,9 +39,6 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<NotificationsRoutesO
   app,
   { notifications },
 ) => {
-  // Shutdown (and every test's close) waits for Telegram sends in flight, before the database
-  // they record their outcome in is closed.
-  app.addHook("onClose", () => notifications.drain());
   app.get(
     "/monitor/notifications",
     {

@@ -6,7 +6,7 @@ import { Readable } from "node:stream";
 import { makeTempDir } from "@rd/common/test-kit";
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { filesRoute, isActiveContent } from "../../src/storage/files-route.js";
+import { filesRoutes, isActiveContent } from "../../src/http/routes/files-routes.js";
 import { LocalObjectStore } from "../../src/storage/local-store.js";
 
 const CONTENT = "0123456789abcdefghij";
@@ -34,7 +34,7 @@ describe("GET /files/<bucket>/<key>", () => {
     await mkdir(join(root, ".incoming"), { recursive: true });
     await writeFile(join(root, ".incoming", "partial"), "PARTIAL-CONTENT-MUST-NOT-LEAK");
     app = Fastify();
-    await app.register(filesRoute, { root, inlineActiveContent: false });
+    await app.register(filesRoutes, { root, inlineActiveContent: false });
     await app.ready();
   });
   afterAll(async () => {
@@ -156,7 +156,10 @@ describe("GET /files/<bucket>/<key>", () => {
     beforeAll(async () => {
       await app.close();
       app = Fastify();
-      await app.register(filesRoute, { root: join(dir.path, "files"), inlineActiveContent: false });
+      await app.register(filesRoutes, {
+        root: join(dir.path, "files"),
+        inlineActiveContent: false,
+      });
       await app.listen({ host: "127.0.0.1", port: 0 });
       port = (app.server.address() as AddressInfo).port;
       base = `http://127.0.0.1:${port}`;
@@ -227,7 +230,7 @@ describe("/files keeps published content away from the service's origin", () => 
   async function serve(inlineActiveContent: boolean): Promise<FastifyInstance> {
     const app = Fastify();
     apps.push(app);
-    await app.register(filesRoute, { root: join(dir.path, "files"), inlineActiveContent });
+    await app.register(filesRoutes, { root: join(dir.path, "files"), inlineActiveContent });
     await app.ready();
     return app;
   }

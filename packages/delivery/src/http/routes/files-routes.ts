@@ -1,10 +1,10 @@
 import { mkdir } from "node:fs/promises";
 import fastifyStatic from "@fastify/static";
 import type { FastifyPluginAsync } from "fastify";
-import { setScopeAccess } from "../http/access-control.js";
-import { isBucketName, keyProblem } from "./object-store.js";
+import { isBucketName, keyProblem } from "../../storage/object-store.js";
+import { setScopeAccess } from "../access-control.js";
 
-export interface FilesRouteOptions {
+export interface FilesRoutesOptions {
   /** The local store's root (`LOCAL_STORAGE_DIR`): `/files/<bucket>/<key>` maps below it. */
   readonly root: string;
   /** `FILES_INLINE_ACTIVE_CONTENT`: serve active content inline rather than as a download. */
@@ -65,7 +65,7 @@ export function isServablePath(pathname: string): boolean {
  * extension, Content-Length, ETag, Last-Modified, conditional and range requests (all by
  * `@fastify/send`), and the security headers above. Directories are never listed.
  */
-export const filesRoute: FastifyPluginAsync<FilesRouteOptions> = async (
+export const filesRoutes: FastifyPluginAsync<FilesRoutesOptions> = async (
   app,
   { root, inlineActiveContent },
 ) => {
