@@ -30,6 +30,20 @@ describe("the manual clock", () => {
     expect(clock.pendingSleeps).toBe(1);
   });
 
+  it("settles work that sleeps, moving the time to each sleep as it comes", async () => {
+    const clock = new ManualClock(0);
+    const wokenAt: number[] = [];
+    const work = async () => {
+      for (const ms of [500, 2_000]) {
+        await clock.sleep(ms);
+        wokenAt.push(clock.now().getTime());
+      }
+      return "done";
+    };
+    expect(await clock.settle(work())).toBe("done");
+    expect(wokenAt).toEqual([500, 2_500]);
+  });
+
   it("does not wait on a sleep of no time", async () => {
     await new ManualClock(0).sleep(0);
   });

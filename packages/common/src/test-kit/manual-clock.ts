@@ -54,6 +54,25 @@ export class ManualClock implements Clock {
     for (const sleeper of due) sleeper.resolve();
   }
 
+  /**
+   * Waits for `work`, moving the time to each sleep's due moment as the sleeps come: for code
+   * that waits on the clock between real I/O (a gate, retries), without choosing the steps.
+   */
+  async settle<T>(work: Promise<T>): Promise<T> {
+    let settled = false;
+    const markSettled = () => {
+      settled = true;
+    };
+    work.then(markSettled, markSettled);
+    while (!settled) {
+      // NOTE: a macrotask, so that real I/O and timers progress between two moves.
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      const next = Math.min(...this.sleepers.map((sleeper) => sleeper.due));
+      if (Number.isFinite(next)) this.advance(next - this.current);
+    }
+    return work;
+  }
+
   /** How many sleeps are waiting for the time to move. */
   get pendingSleeps(): number {
     return this.sleepers.length;
