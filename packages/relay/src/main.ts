@@ -18,7 +18,7 @@ import { createApiThrottle } from "./access/api-throttle.js";
 import {
   type ClientAuthenticator,
   createClientAuthenticator,
-} from "./access/client-authenticator.js";
+} from "./clients/client-authenticator.js";
 import { createClientService } from "./clients/client-service.js";
 import { type Clock, systemClock } from "./clock.js";
 import { loadConfigFile } from "./config/config-loader.js";
@@ -29,7 +29,8 @@ import { createDkimSigner } from "./dkim/dkim-signer.js";
 import { createDnsResolver, type DnsResolver } from "./dns/dns-resolver.js";
 import { createDnsCheck } from "./dns-check/configured-dns-check.js";
 import { createDomainService } from "./domains/domain-service.js";
-import { buildApp, type RelayApp } from "./http/app.js";
+import { buildApp } from "./http/app.js";
+import type { RelayApp } from "./http/app-deps.js";
 import { createLedger, LEDGER_TARGET, type Ledger } from "./ledger/ledger.js";
 import { createOutbound } from "./outbound/outbound.js";
 import { createQueueIntake } from "./queue/queue-intake.js";

@@ -1,9 +1,9 @@
-import type { ClientAuthenticator } from "../access/client-authenticator.js";
 import { normalizeDomainName } from "../addresses/domain-name.js";
 import type { Clock } from "../clock.js";
 import type { ConfigStore } from "../config/config-store.js";
 import { Errors } from "../errors.js";
 import type { ClientRecord, ClientRepository } from "../state/client-repository.js";
+import type { ClientAuthenticator } from "./client-authenticator.js";
 import { hashSecret, newClientId, newSecret, SECRET_NOTICE } from "./client-secret.js";
 
 /** A client as the API shows it: never the secret or its hash. */

@@ -2,7 +2,7 @@
  * `buildApp(deps)`: the relay's HTTP application, without listening (tests call `inject`).
  *
  * Extension points (for the send, queue and check routes):
- * - A route module is a function `(app: RelayApp, deps: RouteDeps) => void` in
+ * - A route module is a function `(app: RelayApp, deps: AppDeps) => void` in
  *   `routes/<resource>.ts` holding schemas and calls into a service, no logic. Add it to
  *   `ROUTE_MODULES` below.
  * - The services it needs come through `AppDeps`: add a field there and pass the service from
@@ -15,26 +15,10 @@
 
 import swagger from "@fastify/swagger";
 import { type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from "@fastify/type-provider-typebox";
-import type { Clock, Logger, Logging } from "@rd/common";
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type RawReplyDefaultExpression,
-  type RawRequestDefaultExpression,
-  type RawServerDefault,
-} from "fastify";
-import type { AccessSettings } from "../access/access-settings.js";
-import type { ApiThrottle } from "../access/api-throttle.js";
-import type { ClientAuthenticator } from "../access/client-authenticator.js";
-import type { ClientService } from "../clients/client-service.js";
-import type { ConfigStore } from "../config/config-store.js";
-import type { RelayEnv } from "../config/env.js";
-import type { DnsCheck } from "../dns-check/configured-dns-check.js";
-import type { DomainService } from "../domains/domain-service.js";
+import type { Logger } from "@rd/common";
+import Fastify from "fastify";
 import { Errors } from "../errors.js";
-import type { Ledger } from "../ledger/ledger.js";
-import type { QueueService } from "../queue/queue-service.js";
-import type { SubmissionService } from "../submission/submission-service.js";
+import type { AppDeps, RelayApp, RouteModule } from "./app-deps.js";
 import { createErrorHandler } from "./error-handler.js";
 import { RELAY_OPENAPI } from "./openapi.js";
 import { installRequestGuard } from "./request-guard.js";
@@ -54,36 +38,8 @@ export const ADMIN_BODY_LIMIT = 64 * 1024;
 // default of 100 answers 414 for long valid domains.
 const MAX_PARAM_LENGTH = 253;
 
-/** Everything the HTTP layer needs, built by `main.ts`. */
-export interface AppDeps {
-  env: RelayEnv;
-  config: ConfigStore;
-  clock: Clock;
-  logging: Logging;
-  ledger: Ledger;
-  throttle: ApiThrottle;
-  authenticator: ClientAuthenticator;
-  clients: ClientService;
-  domains: DomainService;
-  dnsCheck: DnsCheck;
-  access: AccessSettings;
-  submission: SubmissionService;
-  queue: QueueService;
-}
-
-/** What a route module receives. */
-export type RouteDeps = AppDeps;
-
-export type RelayApp = FastifyInstance<
-  RawServerDefault,
-  RawRequestDefaultExpression,
-  RawReplyDefaultExpression,
-  FastifyBaseLogger,
-  TypeBoxTypeProvider
->;
-
 /** The route modules, in registration order. */
-const ROUTE_MODULES: ReadonlyArray<(app: RelayApp, deps: RouteDeps) => void> = [
+const ROUTE_MODULES: readonly RouteModule[] = [
   healthRoutes,
   openApiRoutes,
   domainRoutes,

@@ -1,12 +1,11 @@
 import { safeEqual } from "@rd/common";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { createAddressGate } from "../access/address-gate.js";
-import type { Address } from "../addresses/ip-range.js";
 import type { ApiThrottle } from "../access/api-throttle.js";
-import type { ClientAuthenticator } from "../access/client-authenticator.js";
+import type { Address } from "../addresses/ip-range.js";
+import type { ClientAuthenticator, ClientRecord } from "../clients/client-authenticator.js";
 import type { ConfigStore } from "../config/config-store.js";
 import { Errors } from "../errors.js";
-import type { ClientRecord } from "../state/client-repository.js";
 import { registerApiRateLimit } from "./api-rate-limit.js";
 import { withHeaders } from "./error-handler.js";
 

@@ -1,8 +1,8 @@
 import type { Logger } from "@rd/common";
 import type { Clock } from "../clock.js";
 import { Errors } from "../errors.js";
+import type { DeliveryResult, OutboundMessage } from "../outbound/outbound.js";
 import type { QueueRepository } from "../state/queue-repository.js";
-import type { RecipientResult, SignedMessage } from "../submission/message-dispatch.js";
 import { MAX_SPOOLED_MESSAGE_BYTES, type SpoolStore } from "./spool-store.js";
 
 /** `detail` of a queued recipient (wire contract). */
@@ -15,7 +15,7 @@ export const QUEUED_DETAIL = "enfileirado";
  * A failure at either step leaves neither files nor rows and answers 503: the sender knows
  * nothing was accepted and may retry.
  */
-export type QueueIntake = (message: SignedMessage) => Promise<RecipientResult[]>;
+export type QueueIntake = (message: OutboundMessage) => Promise<DeliveryResult[]>;
 
 export function createQueueIntake(deps: {
   queue: QueueRepository;

@@ -1,4 +1,8 @@
 import type { QueueEntry, QueueRepository, QueueState } from "../state/queue-repository.js";
+
+/** The delivery states and entry shape `GET /queue` answers with (the repository's rows). */
+export { QUEUE_STATES, type QueueEntry, type QueueState } from "../state/queue-repository.js";
+
 import type { QueueWorker, TickReport } from "./queue-worker.js";
 
 /** `GET /queue` without `limite` returns this many entries. */

@@ -7,15 +7,14 @@ import {
   type SMTPServerSession,
 } from "smtp-server";
 import type { AddressGate } from "../access/address-gate.js";
-import type { ClientAuthenticator } from "../access/client-authenticator.js";
 import { parseEmailAddress } from "../addresses/email-address.js";
 import { type Address, parseIpAddress } from "../addresses/ip-range.js";
+import type { ClientAuthenticator, ClientRecord } from "../clients/client-authenticator.js";
 import { CLIENT_ID_PATTERN } from "../clients/client-secret.js";
 import { parseListenAddress } from "../config/listen-address.js";
 import { Errors } from "../errors.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { NO_MESSAGE_ID } from "../ledger/ledger-events.js";
-import type { ClientRecord } from "../state/client-repository.js";
 import { messageIdOfRefusal, type SubmissionService } from "../submission/submission-service.js";
 import { collectMessage } from "./message-collector.js";
 import {

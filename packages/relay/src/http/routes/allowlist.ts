@@ -1,8 +1,8 @@
 import { Type } from "@sinclair/typebox";
-import type { RelayApp, RouteDeps } from "../app.js";
+import type { AppDeps, RelayApp } from "../app-deps.js";
 import { OkBody, responses } from "../schemas.js";
 
-export function allowlistRoutes(app: RelayApp, { access }: RouteDeps): void {
+export function allowlistRoutes(app: RelayApp, { access }: AppDeps): void {
   app.get(
     "/allowlist",
     {

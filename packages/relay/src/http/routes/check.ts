@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import type { RelayApp, RouteDeps } from "../app.js";
+import type { AppDeps, RelayApp } from "../app-deps.js";
 import { responses } from "../schemas.js";
 
 const Check = Type.Object({
@@ -28,7 +28,7 @@ const reportResponses = responses(
   [401, 404],
 );
 
-export function checkRoutes(app: RelayApp, { dnsCheck }: RouteDeps): void {
+export function checkRoutes(app: RelayApp, { dnsCheck }: AppDeps): void {
   app.get(
     "/check",
     {

@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import type { RelayApp, RouteDeps } from "../app.js";
+import type { AppDeps, RelayApp } from "../app-deps.js";
 import { OkBody, responses } from "../schemas.js";
 
 const Client = Type.Object({
@@ -19,7 +19,7 @@ const Issued = {
 const Params = Type.Object({ client_id: Type.String() });
 const DomainList = Type.Array(Type.String(), { maxItems: 1000 });
 
-export function clientRoutes(app: RelayApp, { clients }: RouteDeps): void {
+export function clientRoutes(app: RelayApp, { clients }: AppDeps): void {
   app.post(
     "/clients",
     {

@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { LimitsSchema } from "../../config/schema.js";
-import type { RelayApp, RouteDeps } from "../app.js";
+import type { AppDeps, RelayApp } from "../app-deps.js";
 import { OkBody, responses } from "../schemas.js";
 
 const Record = Type.Object({
@@ -20,7 +20,7 @@ export const DnsKitBody = Type.Object({
 
 const DomainParams = Type.Object({ domain: Type.String() });
 
-export function domainRoutes(app: RelayApp, { domains }: RouteDeps): void {
+export function domainRoutes(app: RelayApp, { domains }: AppDeps): void {
   app.post(
     "/domains",
     {

@@ -1,9 +1,9 @@
 import { Type } from "@sinclair/typebox";
 import { VERSION } from "../../version.js";
-import type { RelayApp, RouteDeps } from "../app.js";
+import type { AppDeps, RelayApp } from "../app-deps.js";
 import { responses } from "../schemas.js";
 
-export function healthRoutes(app: RelayApp, deps: RouteDeps): void {
+export function healthRoutes(app: RelayApp, deps: AppDeps): void {
   app.get(
     "/health",
     {

@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
-import { QUEUE_STATES } from "../../state/queue-repository.js";
-import type { RelayApp, RouteDeps } from "../app.js";
+import { QUEUE_STATES } from "../../queue/queue-service.js";
+import type { AppDeps, RelayApp } from "../app-deps.js";
 import { responses } from "../schemas.js";
 
 const Estado = Type.Union(
@@ -50,7 +50,7 @@ const QueueQuery = Type.Object(
 );
 
 /** `POST /queue/tick` and `GET /queue` (admin). */
-export function queueRoutes(app: RelayApp, { queue }: RouteDeps): void {
+export function queueRoutes(app: RelayApp, { queue }: AppDeps): void {
   app.post(
     "/queue/tick",
     {

@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { ApiRatePerMinSchema, LimitsSchema, SendDelaySecsSchema } from "../../config/schema.js";
-import type { RelayApp, RouteDeps } from "../app.js";
+import type { AppDeps, RelayApp } from "../app-deps.js";
 import { OkBody, responses } from "../schemas.js";
 
 // The configuration file's own field schemas: a value the API accepts always loads at boot.
@@ -11,7 +11,7 @@ const Settings = Type.Object({
   per_domain: Type.Optional(Type.Record(Type.String(), LimitsSchema)),
 });
 
-export function rateLimitRoutes(app: RelayApp, { access }: RouteDeps): void {
+export function rateLimitRoutes(app: RelayApp, { access }: AppDeps): void {
   app.get(
     "/ratelimit",
     {

@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Ledger } from "../../ledger/ledger.js";
 import type { SubmissionOutcome } from "../../submission/submission-service.js";
 import { messageIdOfRefusal } from "../../submission/submission-service.js";
-import type { RelayApp, RouteDeps } from "../app.js";
+import type { AppDeps, RelayApp } from "../app-deps.js";
 import { toAppError } from "../error-handler.js";
 import { responses } from "../schemas.js";
 
@@ -61,7 +61,7 @@ const SEND_RESPONSES = responses(
 );
 
 /** `POST /send` and `POST /send-raw`: schemas, body limits and a call into the submission service. */
-export function sendRoutes(app: RelayApp, { submission, ledger }: RouteDeps): void {
+export function sendRoutes(app: RelayApp, { submission, ledger }: AppDeps): void {
   const onError = recordRefusal(ledger);
 
   app.post(

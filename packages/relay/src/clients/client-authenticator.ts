@@ -1,7 +1,10 @@
 import { createHmac, randomBytes } from "node:crypto";
 import bcrypt from "bcrypt";
-import { BCRYPT_COST, CLIENT_ID_PATTERN } from "../clients/client-secret.js";
 import type { ClientRecord, ClientRepository } from "../state/client-repository.js";
+import { BCRYPT_COST, CLIENT_ID_PATTERN } from "./client-secret.js";
+
+/** A client row as the transports see it once authenticated (HTTP `request.client`, SMTP session). */
+export type { ClientRecord };
 
 // Verified credentials kept in memory; the oldest is dropped beyond this many.
 const CACHE_LIMIT = 10_000;
