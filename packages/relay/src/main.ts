@@ -10,7 +10,14 @@
  */
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { createLogging, type Logging, waitForStopSignal, withinDeadline } from "@rd/common";
+import {
+  type Clock,
+  createLogging,
+  type Logging,
+  systemClock,
+  waitForStopSignal,
+  withinDeadline,
+} from "@rd/common";
 import type { Database } from "better-sqlite3";
 import { createAccessSettings } from "./access/access-settings.js";
 import { createAddressGate } from "./access/address-gate.js";
@@ -20,7 +27,6 @@ import {
   createClientAuthenticator,
 } from "./clients/client-authenticator.js";
 import { createClientService } from "./clients/client-service.js";
-import { type Clock, systemClock } from "./clock.js";
 import { loadConfigFile } from "./config/config-loader.js";
 import { type ConfigStore, createConfigStore } from "./config/config-store.js";
 import type { RelayEnv } from "./config/env.js";
@@ -128,7 +134,7 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
     intervalSecs: current.tick_interval_secs,
     logger: queueLog,
   });
-  const signer = createDkimSigner({ now: () => new Date(clock.now()) });
+  const signer = createDkimSigner({ now: () => clock.now() });
   const quota = createDomainQuota(createQuotaRepository(db), clock);
   const enqueue = createQueueIntake({ queue: queueRepository, spool, clock, logger: queueLog });
   const submission = createSubmissionService({

@@ -1,5 +1,5 @@
 import { normalizeDomainName } from "../addresses/domain-name.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "@rd/common";
 import type { ConfigStore } from "../config/config-store.js";
 import { Errors } from "../errors.js";
 import type { ClientRecord, ClientRepository } from "../state/client-repository.js";
@@ -81,7 +81,7 @@ export function createClientService(deps: ClientServiceDeps): ClientService {
         domains,
         active: true,
         secret_hash: await hashSecret(secret),
-        created_at: new Date(deps.clock.now()).toISOString(),
+        created_at: deps.clock.now().toISOString(),
       };
       clients.insert(client);
       return { ...view(client), secret, aviso: SECRET_NOTICE };

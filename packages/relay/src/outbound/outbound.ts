@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import type { Clock } from "../clock.js";
+import { type Clock, systemClock } from "@rd/common";
 import type { DnsResolver } from "../dns/dns-resolver.js";
 import type { QueueRepository } from "../state/queue-repository.js";
 import {
@@ -9,7 +9,7 @@ import {
 } from "./delivery-attempt.js";
 import type { DeliveryEvent } from "./delivery-events.js";
 import { createMxResolver } from "./mx-resolver.js";
-import { createSendGate, type GateTimer, realTimer } from "./send-gate.js";
+import { createSendGate } from "./send-gate.js";
 import { createSmtpTransport } from "./smtp-transport.js";
 import { createSyncDelivery } from "./sync-delivery.js";
 
@@ -53,10 +53,11 @@ export interface OutboundDeps {
   queue: QueueRepository;
   /** The ledger (`ledger.emit`). */
   emit: (event: DeliveryEvent) => void;
-  /** Time of the queue rows' timestamps; default the system clock. */
+  /**
+   * Stamps the queue rows and times the waits of the gate and of the retry schedule; default
+   * the system clock.
+   */
   clock?: Clock;
-  /** Waits of the gate and the retry schedule; default real time. */
-  timer?: GateTimer;
 }
 
 export interface Outbound {
@@ -101,8 +102,8 @@ async function mapWithConcurrency<T, R>(
 
 /** Builds outbound delivery; one instance per process, since it holds the send gate. */
 export function createOutbound(deps: OutboundDeps): Outbound {
-  const timer = deps.timer ?? realTimer;
-  const gate = createSendGate(() => deps.settings().send_delay_secs, timer);
+  const clock = deps.clock ?? systemClock;
+  const gate = createSendGate(() => deps.settings().send_delay_secs, clock);
   const defaultHelo = hostname();
 
   // Resolver and transport are cheap closures: built from the settings of the moment, so an
@@ -124,7 +125,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
     attempt,
     emit: deps.emit,
     retryDelaysSecs: () => deps.settings().sync_retry_delays_secs,
-    timer,
+    clock,
   });
 
   const requireTls = (domain: string) => {
@@ -132,8 +133,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
     return settings.domains[domain]?.require_tls ?? settings.require_tls;
   };
 
-  const clock = deps.clock ?? timer;
-  const nowSecs = () => Math.floor(clock.now() / 1000);
+  const nowSecs = () => Math.floor(clock.now().getTime() / 1000);
 
   return {
     attempt,

@@ -1,28 +1,26 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import type { Clock } from "@rd/common";
+import { ManualClock } from "@rd/common/test-kit";
 import { describe, expect, it } from "vitest";
-import { createSendGate, type GateTimer } from "./send-gate.js";
+import { createSendGate } from "./send-gate.js";
 
-/** A timer whose sleeps advance its clock at once. */
-function fakeTimer(): GateTimer & { sleeps: number[] } {
-  let now = 1_000_000;
-  const sleeps: number[] = [];
-  return {
-    sleeps,
-    now: () => now,
-    async sleep(ms) {
-      sleeps.push(ms);
-      now += ms;
-    },
-  };
+/** A manual clock whose sleeps pass at once, moving it; the waits are recorded. */
+class InstantClock extends ManualClock {
+  readonly sleeps: number[] = [];
+  override async sleep(ms: number): Promise<void> {
+    this.sleeps.push(ms);
+    this.advance(ms);
+  }
 }
+const fakeTimer = () => new InstantClock(1_000_000);
 
 /** An attempt that records its start time and whether another attempt ran at the same time. */
-function tracker(timer: GateTimer) {
+function tracker(timer: Clock) {
   const starts: number[] = [];
   let running = 0;
   let maxRunning = 0;
   const attempt = async (workMs: number) => {
-    starts.push(timer.now());
+    starts.push(timer.now().getTime());
     running += 1;
     maxRunning = Math.max(maxRunning, running);
     await sleep(workMs);

@@ -1,13 +1,4 @@
-import { setTimeout as sleep } from "node:timers/promises";
-
-/** Time as the gate sees it; tests pass a fake that advances instead of sleeping. */
-export interface GateTimer {
-  /** Milliseconds since the epoch. */
-  now(): number;
-  sleep(ms: number): Promise<void>;
-}
-
-export const realTimer: GateTimer = { now: () => Date.now(), sleep: (ms) => sleep(ms) };
+import { type Clock, systemClock } from "@rd/common";
 
 /**
  * The process-wide brake on outbound delivery (`send_delay_secs`): one delivery attempt at a
@@ -22,7 +13,7 @@ export interface SendGate {
 /**
  * @param delaySecs read at every attempt, so a `PUT /ratelimit` takes effect on the next one.
  */
-export function createSendGate(delaySecs: () => number, timer: GateTimer = realTimer): SendGate {
+export function createSendGate(delaySecs: () => number, clock: Clock = systemClock): SendGate {
   // FIFO: each gated attempt waits for the previous one to settle.
   let tail: Promise<unknown> = Promise.resolve();
   let lastStart = Number.NEGATIVE_INFINITY;
@@ -30,13 +21,13 @@ export function createSendGate(delaySecs: () => number, timer: GateTimer = realT
   return {
     run(attempt) {
       if (delaySecs() <= 0) {
-        lastStart = timer.now();
+        lastStart = clock.now().getTime();
         return attempt();
       }
       const turn = tail.then(async () => {
-        const wait = lastStart + delaySecs() * 1000 - timer.now();
-        if (wait > 0) await timer.sleep(wait);
-        lastStart = timer.now();
+        const wait = lastStart + delaySecs() * 1000 - clock.now().getTime();
+        if (wait > 0) await clock.sleep(wait);
+        lastStart = clock.now().getTime();
         return attempt();
       });
       tail = turn.catch(() => undefined);

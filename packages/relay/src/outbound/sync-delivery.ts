@@ -1,3 +1,4 @@
+import type { Clock } from "@rd/common";
 import type { DeliveryAttempt, RecipientJob } from "./delivery-attempt.js";
 import {
   type DeliveryEvent,
@@ -5,7 +6,6 @@ import {
   deliveredEvent,
   failedEvent,
 } from "./delivery-events.js";
-import type { GateTimer } from "./send-gate.js";
 
 /** What a finished synchronous delivery reports for one recipient. */
 export interface RecipientOutcome {
@@ -24,7 +24,7 @@ export interface SyncDeliveryDeps {
    * attempt. Read at each delivery, so configuration changes apply.
    */
   retryDelaysSecs: () => readonly number[];
-  timer: Pick<GateTimer, "sleep">;
+  clock: Pick<Clock, "sleep">;
 }
 
 /** `onRetry` is told after every failed attempt that another will follow (for the queue row). */
@@ -52,7 +52,7 @@ export function createSyncDelivery(deps: SyncDeliveryDeps): SyncDelivery {
     let outcome: RecipientOutcome = { ok: false, detail: "", attempts: 0 };
     for (const [index, delaySecs] of delays.entries()) {
       const attempt = index + 1;
-      if (delaySecs > 0) await deps.timer.sleep(delaySecs * 1000);
+      if (delaySecs > 0) await deps.clock.sleep(delaySecs * 1000);
       const result = await deps.attempt(job, attempt);
       if (result.ok) {
         const { receipt } = result;

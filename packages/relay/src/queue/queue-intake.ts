@@ -1,5 +1,4 @@
-import type { Logger } from "@rd/common";
-import type { Clock } from "../clock.js";
+import type { Clock, Logger } from "@rd/common";
 import { Errors } from "../errors.js";
 import type { DeliveryResult, OutboundMessage } from "../outbound/outbound.js";
 import type { QueueRepository } from "../state/queue-repository.js";
@@ -45,7 +44,7 @@ export function createQueueIntake(deps: {
     } catch (error) {
       throw unavailable(error);
     }
-    const now = Math.floor(deps.clock.now() / 1000);
+    const now = Math.floor(deps.clock.now().getTime() / 1000);
     try {
       queue.insertDurably(
         message.recipients.map((rcpt, index) => ({

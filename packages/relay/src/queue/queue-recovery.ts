@@ -1,5 +1,4 @@
-import type { Logger } from "@rd/common";
-import type { Clock } from "../clock.js";
+import type { Clock, Logger } from "@rd/common";
 import type { QueueRepository } from "../state/queue-repository.js";
 import type { SpoolStore } from "./spool-store.js";
 
@@ -39,7 +38,7 @@ export async function recoverQueue(deps: {
   const { failed, requeued } = queue.recover({
     lost,
     lastError: LOST_AT_BOOT,
-    now: Math.floor(deps.clock.now() / 1000),
+    now: Math.floor(deps.clock.now().getTime() / 1000),
   });
 
   const named = new Set(pending.map((row) => row.spool_file));

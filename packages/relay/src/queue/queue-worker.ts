@@ -1,6 +1,5 @@
-import type { Logger } from "@rd/common";
+import type { Clock, Logger } from "@rd/common";
 import { domainOf } from "../addresses/email-address.js";
-import type { Clock } from "../clock.js";
 import type { RelayConfig } from "../config/schema.js";
 import type { DeliveryAttempt } from "../outbound/delivery-attempt.js";
 import {
@@ -79,7 +78,7 @@ function emptyReport(ocupado: boolean): TickReport {
  */
 export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
   const { queue, spool, clock, logger } = deps;
-  const nowSecs = () => Math.floor(clock.now() / SECOND_MS);
+  const nowSecs = () => Math.floor(clock.now().getTime() / SECOND_MS);
   let running: Promise<TickReport> | undefined;
   let stopping = false;
 
@@ -152,7 +151,7 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
       attempts,
       lastError: error.message,
       // NOTE: rows keep whole epoch seconds; a fractional wait (tests) rounds up.
-      nextAttemptAt: Math.ceil((clock.now() + next.waitSecs * SECOND_MS) / SECOND_MS),
+      nextAttemptAt: Math.ceil((clock.now().getTime() + next.waitSecs * SECOND_MS) / SECOND_MS),
       now: nowSecs(),
     });
     deps.emit(deferredEvent(base, error, next.waitSecs));

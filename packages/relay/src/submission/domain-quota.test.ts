@@ -9,7 +9,7 @@ const limits = { per_hour: 20, per_day: 100 };
 describe("domain quota", () => {
   let dir: { path: string; remove(): Promise<void> };
   let now = Date.parse("2026-03-04T10:15:30Z");
-  const clock = { now: () => now };
+  const clock = { now: () => new Date(now) };
   let close: () => void;
 
   function open() {

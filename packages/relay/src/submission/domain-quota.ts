@@ -1,4 +1,4 @@
-import type { Clock } from "../clock.js";
+import type { Clock } from "@rd/common";
 import type { Limits } from "../config/schema.js";
 import { Errors } from "../errors.js";
 import type { QuotaRepository, QuotaWindow } from "../state/quota-repository.js";
@@ -19,10 +19,13 @@ export interface DomainQuota {
   consume(domain: string, recipients: number, limits: Limits): () => void;
 }
 
-export function createDomainQuota(repository: QuotaRepository, clock: Clock): DomainQuota {
+export function createDomainQuota(
+  repository: QuotaRepository,
+  clock: Pick<Clock, "now">,
+): DomainQuota {
   return {
     consume(domain, recipients, limits) {
-      const now = Math.floor(clock.now() / 1000);
+      const now = Math.floor(clock.now().getTime() / 1000);
       const windows: QuotaWindow[] = (["per_hour", "per_day"] as const).map((period) => ({
         period,
         start: now - (now % WINDOW_SECS[period]),

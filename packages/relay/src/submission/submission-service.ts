@@ -1,4 +1,4 @@
-import type { Clock } from "../clock.js";
+import type { Clock } from "@rd/common";
 import type { ConfigStore } from "../config/config-store.js";
 import type { DomainConfig } from "../config/schema.js";
 import type { DkimSigner } from "../dkim/dkim-signer.js";
@@ -164,7 +164,7 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
       const send = validateSendFields(fields);
       const domainConfig = authorize(client, send.from.domain);
       const messageId = createMessageId(send.from.domain);
-      const message = await composeMessage(send, { messageId, date: new Date(deps.clock.now()) });
+      const message = await composeMessage(send, { messageId, date: deps.clock.now() });
       const recipients = send.to.map((mailbox) => mailbox.address);
       return accept(
         client,
@@ -190,7 +190,7 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
       const prepared = prepareRawMessage(submission.raw, {
         envelopeDomain: from.domain,
         newMessageId: () => createMessageId(from.domain),
-        now: new Date(deps.clock.now()),
+        now: deps.clock.now(),
       });
       return accept(
         client,

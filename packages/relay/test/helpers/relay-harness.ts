@@ -1,24 +1,12 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createLogging } from "@rd/common";
+import { type Clock, createLogging } from "@rd/common";
 import { LogCapture, makeTempDir } from "@rd/common/test-kit";
-import type { Clock } from "../../src/clock.js";
 import { parseEnv, type RelayEnv } from "../../src/config/env.js";
 import type { ConfigFile } from "../../src/config/schema.js";
 import { createRelay, type Relay } from "../../src/main.js";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
-
-/** A clock the test moves by hand. */
-export class ManualClock implements Clock {
-  constructor(private current = Date.UTC(2026, 0, 1, 12, 0, 0)) {}
-  now(): number {
-    return this.current;
-  }
-  advance(ms: number): void {
-    this.current += ms;
-  }
-}
 
 export interface TestRelayOptions {
   /**

@@ -1,3 +1,4 @@
+import { systemClock } from "@rd/common";
 import { makeTempDir } from "@rd/common/test-kit";
 import type { Database } from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -64,7 +65,8 @@ function outbound(current: () => OutboundSettings) {
     dns: createDnsResolver("127.0.0.1:9", 200),
     queue,
     emit: (event) => events.push({ ...event, at: Date.now() }),
-    clock: { now: () => CLOCK_MS },
+    // Rows stamped at a fixed time; the gate and the retries wait in real time.
+    clock: { now: () => new Date(CLOCK_MS), sleep: systemClock.sleep },
   });
   return { instance, events };
 }

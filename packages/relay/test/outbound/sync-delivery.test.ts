@@ -1,9 +1,10 @@
+import { systemClock } from "@rd/common";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createDnsResolver } from "../../src/dns/dns-resolver.js";
 import { createDeliveryAttempt, type RecipientJob } from "../../src/outbound/delivery-attempt.js";
 import type { DeliveryEvent } from "../../src/outbound/delivery-events.js";
 import { createMxResolver, type MxOverrides } from "../../src/outbound/mx-resolver.js";
-import { createSendGate, realTimer } from "../../src/outbound/send-gate.js";
+import { createSendGate } from "../../src/outbound/send-gate.js";
 import { createSmtpTransport } from "../../src/outbound/smtp-transport.js";
 import { createSyncDelivery } from "../../src/outbound/sync-delivery.js";
 import { type DnsServer, startDnsServer } from "../fixtures/dns-server.js";
@@ -54,7 +55,7 @@ function pipeline(options: {
     attempt,
     emit,
     retryDelaysSecs: () => options.delays ?? [0, 0.1, 0.2],
-    timer: realTimer,
+    clock: systemClock,
   });
   const deliver = (recipient: RecipientJob) =>
     sync(recipient, (attempts) => retries.push(attempts));

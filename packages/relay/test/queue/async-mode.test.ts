@@ -1,8 +1,8 @@
 import { readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { ManualClock } from "@rd/common/test-kit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { SPOOL_DIR_NAME } from "../../src/queue/spool-store.js";
-import { ManualClock } from "../helpers/relay-harness.js";
 import { SendRelay } from "../send/send-harness.js";
 import { QUEUE_ENTRY_FIELDS } from "./queue-entry-fields.js";
 import { mountTinyTmpfs } from "./tiny-tmpfs.js";

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { createLogging } from "@rd/common";
-import { LogCapture, makeTempDir } from "@rd/common/test-kit";
+import { LogCapture, ManualClock, makeTempDir } from "@rd/common/test-kit";
 import type { Database } from "better-sqlite3";
 import { resolveConfig, validateConfigFile } from "../../src/config/config-loader.js";
 import { parseEnv } from "../../src/config/env.js";
@@ -14,7 +14,6 @@ import { createSpoolStore, SPOOL_DIR_NAME, type SpoolStore } from "../../src/que
 import { createQueueRepository, type QueueRepository } from "../../src/state/queue-repository.js";
 import { openStateDatabase } from "../../src/state/state-database.js";
 import type { SignedMessage } from "../../src/submission/message-dispatch.js";
-import { ManualClock } from "../helpers/relay-harness.js";
 
 /**
  * The queue as the relay builds it (state database file, spool directory, outbound delivery
@@ -111,4 +110,4 @@ export function signedMessage(recipients: string[], overrides: Partial<SignedMes
   } satisfies SignedMessage;
 }
 
-export const nowSecs = (clock: ManualClock) => Math.floor(clock.now() / 1000);
+export const nowSecs = (clock: ManualClock) => Math.floor(clock.now().getTime() / 1000);

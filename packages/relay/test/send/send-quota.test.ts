@@ -1,5 +1,5 @@
+import { ManualClock } from "@rd/common/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ManualClock } from "../helpers/relay-harness.js";
 import { SendRelay } from "./send-harness.js";
 
 describe("per-domain quotas on recipients accepted", () => {

@@ -1,5 +1,6 @@
+import { ManualClock } from "@rd/common/test-kit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, ManualClock } from "../helpers/relay-harness.js";
+import { ADMIN_TOKEN } from "../helpers/relay-harness.js";
 import { type Credential, plainToken, type RawSmtp, rfc5322, SmtpRelay } from "./smtp-harness.js";
 
 const UNLIMITED = { per_hour: 0, per_day: 0 };
