@@ -24,8 +24,7 @@ type Command = (args: string[], env: RelayEnv) => Promise<number>;
 const COMMANDS: Record<string, Command> = {
   serve: async (_args, env) => (await import("./main.js")).serve(env),
   healthcheck: (_args, env) => healthcheck(env),
-  check: async (args, env) =>
-    (await import("./dns-check/check-command.js")).checkCommand(args, env),
+  check: async (args, env) => (await import("./cli/check-command.js")).checkCommand(args, env),
   tick: (_args, env) => tick(env),
 };
 

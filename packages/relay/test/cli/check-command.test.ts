@@ -3,9 +3,9 @@ import { chmod, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { makeTempDir } from "@rd/common/test-kit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { generateDkimKey, passingZone, writeKeyFile } from "../dns-check/dns-check-fixtures.js";
 import { type DnsServer, startDnsServer } from "../fixtures/dns-server.js";
 import { runRelay } from "../helpers/relay-process.js";
-import { generateDkimKey, passingZone, writeKeyFile } from "./dns-check-fixtures.js";
 
 const ip = "203.0.113.5";
 

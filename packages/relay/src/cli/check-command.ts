@@ -6,7 +6,7 @@ import { loadConfigFile } from "../config/config-loader.js";
 import { ConfigPersistError, createConfigStore } from "../config/config-store.js";
 import type { RelayEnv } from "../config/env.js";
 import { createDnsResolver } from "../dns/dns-resolver.js";
-import { createDnsCheck } from "./configured-dns-check.js";
+import { createDnsCheck } from "../dns-check/configured-dns-check.js";
 
 /** Exit codes of `relay check` (decisions.md). */
 const EXIT = { ok: 0, failing: 1, unusable: 2 } as const;
