@@ -1,5 +1,5 @@
 import { normalizeDomainName } from "../addresses/domain-name.js";
-import { type Address, inAnyRange, parseAddressRange } from "../addresses/ip-range.js";
+import { type IpAddress, inAnyRange, parseAddressRange } from "../addresses/ip-range.js";
 import type { ConfigStore } from "../config/config-store.js";
 import type { Limits } from "../config/schema.js";
 import { Errors } from "../errors.js";
@@ -30,7 +30,7 @@ export interface AccessSettings {
    * Validates every entry (saved normalised: IPv4-mapped entries in IPv4 form), then replaces
    * the whole list; refuses a non-empty list that would turn away `caller`, who makes the change.
    */
-  replaceAllowlist(entries: readonly string[], caller: Address | undefined): Promise<void>;
+  replaceAllowlist(entries: readonly string[], caller: IpAddress | undefined): Promise<void>;
 }
 
 export function createAccessSettings(config: ConfigStore): AccessSettings {

@@ -1,4 +1,9 @@
-import { type Address, type AddressRange, inAnyRange, parseAddressRange } from "../addresses/ip-range.js";
+import {
+  type AddressRange,
+  type IpAddress,
+  inAnyRange,
+  parseAddressRange,
+} from "../addresses/ip-range.js";
 import type { ApiThrottle } from "./api-throttle.js";
 import { clientAddress } from "./client-address.js";
 
@@ -21,11 +26,11 @@ export type GateVerdict =
  */
 export interface AddressGate {
   /** The HTTP client: the TCP peer, or what a trusted proxy forwarded (`client-address.ts`). */
-  clientAddress(peer: string, forwardedFor: string | string[] | undefined): Address | undefined;
+  clientAddress(peer: string, forwardedFor: string | string[] | undefined): IpAddress | undefined;
   /** Whether the allowlist admits `address`; an empty list admits every caller, even unknown. */
-  allows(address: Address | undefined): boolean;
+  allows(address: IpAddress | undefined): boolean;
   /** `allows`, then one count against the address's throttle window. */
-  admit(address: Address | undefined): GateVerdict;
+  admit(address: IpAddress | undefined): GateVerdict;
 }
 
 export function createAddressGate(
@@ -43,7 +48,7 @@ export function createAddressGate(
     return parsed;
   };
 
-  const allows = (address: Address | undefined) => {
+  const allows = (address: IpAddress | undefined) => {
     const { allowlist } = settings();
     return (
       allowlist.length === 0 || (address !== undefined && inAnyRange(ranges(allowlist), address))

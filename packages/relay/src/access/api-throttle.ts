@@ -1,5 +1,5 @@
 import type { Clock } from "@rd/common";
-import type { Address } from "../addresses/ip-range.js";
+import type { IpAddress } from "../addresses/ip-range.js";
 
 /** The throttle counts calls in fixed one-minute windows per client. */
 export const THROTTLE_WINDOW_MS = 60_000;
@@ -25,7 +25,7 @@ export interface ApiThrottle {
    * The key an address is counted under: IPv6 clients per /64, the block a single host
    * usually holds, so rotating addresses inside it does not multiply the allowance.
    */
-  keyOf(address: Address): string;
+  keyOf(address: IpAddress): string;
   /**
    * Counts one call under `key`, unless the window's allowance is already used: a refused call
    * counts for nothing, so a limit raised in the middle of a window admits its callers at once.
@@ -33,7 +33,7 @@ export interface ApiThrottle {
    */
   hit(key: string): WindowCount;
   /** `hit` for `address`, with the verdict (`limit()` of 0: always allowed, nothing counted). */
-  check(address: Address): ThrottleVerdict;
+  check(address: IpAddress): ThrottleVerdict;
 }
 
 export function createApiThrottle(ratePerMinute: () => number, clock: Clock): ApiThrottle {
@@ -78,7 +78,7 @@ export function createApiThrottle(ratePerMinute: () => number, clock: Clock): Ap
   };
 }
 
-function keyOf(address: Address): string {
+function keyOf(address: IpAddress): string {
   if (address.kind() === "ipv4") return address.toString();
   const parts = address.toByteArray().slice(0, 8);
   return `v6:${Buffer.from(parts).toString("hex")}`;

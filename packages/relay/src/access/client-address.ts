@@ -1,6 +1,6 @@
 import {
-  type Address,
   type AddressRange,
+  type IpAddress,
   inAnyRange,
   parseIpAddress,
 } from "../addresses/ip-range.js";
@@ -15,7 +15,7 @@ export function clientAddress(
   peer: string,
   forwardedFor: string | string[] | undefined,
   trustedProxies: readonly AddressRange[],
-): Address | undefined {
+): IpAddress | undefined {
   let client = parseIpAddress(peer);
   if (!client || forwardedFor === undefined || !inAnyRange(trustedProxies, client)) return client;
   const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(",") : forwardedFor)

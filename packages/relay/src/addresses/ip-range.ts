@@ -1,6 +1,6 @@
 import ipaddr from "ipaddr.js";
 
-type Address = ipaddr.IPv4 | ipaddr.IPv6;
+type IpAddress = ipaddr.IPv4 | ipaddr.IPv6;
 
 /** One allowlist or trusted-proxy entry: a single address is a range of /32 or /128. */
 export interface AddressRange {
@@ -10,7 +10,7 @@ export interface AddressRange {
    * `192.0.2.0/24`), any other as written, trimmed.
    */
   readonly normalized: string;
-  contains(address: Address): boolean;
+  contains(address: IpAddress): boolean;
 }
 
 // An IPv6 block at least this long inside `::ffff:0:0/96` holds only IPv4-mapped addresses.
@@ -23,7 +23,7 @@ const MAPPED_PREFIX_BITS = 96;
  */
 export function parseAddressRange(entry: string): AddressRange {
   const text = entry.trim();
-  let network: Address;
+  let network: IpAddress;
   let bits: number;
   if (text.includes("/")) {
     if (ipaddr.IPv4.isValidCIDRFourPartDecimal(text)) [network, bits] = ipaddr.IPv4.parseCIDR(text);
@@ -61,15 +61,15 @@ export function parseAddressRange(entry: string): AddressRange {
  * Parses a peer or forwarded address; an IPv4-mapped IPv6 address (`::ffff:192.0.2.7`, what a
  * dual-stack socket reports) becomes the IPv4 address. Undefined when the text is no address.
  */
-export function parseIpAddress(text: string): Address | undefined {
+export function parseIpAddress(text: string): IpAddress | undefined {
   const trimmed = text.trim();
   if (!ipaddr.isValid(trimmed)) return undefined;
   return ipaddr.process(trimmed);
 }
 
 /** Whether any of `ranges` contains `address`. */
-export function inAnyRange(ranges: readonly AddressRange[], address: Address): boolean {
+export function inAnyRange(ranges: readonly AddressRange[], address: IpAddress): boolean {
   return ranges.some((range) => range.contains(address));
 }
 
-export type { Address };
+export type { IpAddress };

@@ -2,7 +2,7 @@ import { safeEqual } from "@rd/common";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { createAddressGate } from "../access/address-gate.js";
 import type { ApiThrottle } from "../access/api-throttle.js";
-import type { Address } from "../addresses/ip-range.js";
+import type { IpAddress } from "../addresses/ip-range.js";
 import type { ClientAuthenticator, ClientRecord } from "../clients/client-authenticator.js";
 import type { ConfigStore } from "../config/config-store.js";
 import { Errors } from "../errors.js";
@@ -30,7 +30,7 @@ declare module "fastify" {
     /** The authenticated client on `client` routes. */
     client?: ClientRecord;
     /** The caller's address as the allowlist and throttle saw it (undefined when unreadable). */
-    clientAddress?: Address;
+    clientAddress?: IpAddress;
   }
 }
 

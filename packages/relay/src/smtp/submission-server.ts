@@ -8,7 +8,7 @@ import {
 } from "smtp-server";
 import type { AddressGate } from "../access/address-gate.js";
 import { parseEmailAddress } from "../addresses/email-address.js";
-import { type Address, parseIpAddress } from "../addresses/ip-range.js";
+import { type IpAddress, parseIpAddress } from "../addresses/ip-range.js";
 import type { ClientAuthenticator, ClientRecord } from "../clients/client-authenticator.js";
 import { CLIENT_ID_PATTERN } from "../clients/client-secret.js";
 import { parseListenAddress } from "../config/listen-address.js";
@@ -324,6 +324,6 @@ function clientOf(session: SMTPServerSession): ClientRecord | undefined {
 }
 
 /** The TCP peer (smtp-server already reports an IPv4-mapped peer in its IPv4 form). */
-function peerOf(session: SMTPServerSession): Address | undefined {
+function peerOf(session: SMTPServerSession): IpAddress | undefined {
   return parseIpAddress(session.remoteAddress);
 }
