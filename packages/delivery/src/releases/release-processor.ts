@@ -3,7 +3,12 @@ import type { CodeHostRelease } from "../codehost/code-host.js";
 import { NoRelease, ReleaseNotFound, RepositoryNotFound } from "../errors.js";
 import { startHeartbeat } from "../heartbeat.js";
 import type { WatchedRepository } from "../repositories/repo-repository.js";
-import type { HistoryRecord, HistoryRepository, ProcessingTrigger } from "./history-repository.js";
+import type {
+  Claim,
+  HistoryRecord,
+  HistoryRepository,
+  ProcessingTrigger,
+} from "./history-repository.js";
 import { missingReason, reportMissingRepository } from "./missing-repository.js";
 import {
   DEFAULT_PROCESSING_POLICY,
@@ -14,14 +19,11 @@ import { CLAIM_LOST } from "./publish-attempts.js";
 import { type PipelineOutcome, runPublishPipeline } from "./publish-pipeline.js";
 import { buildResult, type DryRunListing, joinParts, type Processing } from "./release-result.js";
 
-export {
-  DEFAULT_PROCESSING_POLICY,
-  type LocationClaims,
-  type ProcessingPolicy,
-  type ReleaseHost,
-} from "./processing-context.js";
-export { CLAIM_LOST } from "./publish-attempts.js";
-export type { DryRunListing, Processing, ReleaseResult } from "./release-result.js";
+export type { ProcessingPolicy } from "./processing-context.js";
+export type { Processing, ReleaseResult } from "./release-result.js";
+
+type HeldClaim = Extract<Claim, { claimed: true }>;
+type LogFields = { readonly repository: string; readonly tag: string; readonly trigger: string };
 
 export interface ReleaseProcessorDeps extends Omit<ProcessingContext, "policy"> {
   readonly history: HistoryRepository;
@@ -137,12 +139,34 @@ export class ReleaseProcessor {
       const result = buildResult(repository.fullName, release.tag, [{ skipped: [skipped] }]);
       return { outcome: claim.reason, result };
     }
-
-    const log = { repository: repository.fullName, tag: release.tag, trigger };
+    const log: LogFields = { repository: repository.fullName, tag: release.tag, trigger };
     logger.info("processing release", log);
-    // The claim is renewed while the publish runs, however long it takes; a renewal finding the
-    // claim gone stops the publish before its next write (and cuts a download in flight).
     const claimLost = new AbortController();
+    const ran = await this.publishUnderClaim(
+      claim,
+      claimLost,
+      repository,
+      release,
+      knownLatest,
+      log,
+    );
+    return this.record(claim, claimLost.signal, repository, release, trigger, ran, log);
+  }
+
+  /**
+   * Runs the publish pipeline while the claim is renewed, however long it takes; a renewal
+   * finding the claim gone aborts `claimLost`, which stops the publish before its next write
+   * (and cuts a download in flight). Never throws: anything unforeseen is a failed outcome.
+   */
+  private async publishUnderClaim(
+    claim: HeldClaim,
+    claimLost: AbortController,
+    repository: WatchedRepository,
+    release: CodeHostRelease,
+    knownLatest: boolean,
+    log: LogFields,
+  ): Promise<PipelineOutcome> {
+    const { history, clock, logger } = this.deps;
     const renewal = startHeartbeat(
       this.context.policy.staleClaimMs / 3,
       async () => {
@@ -150,9 +174,8 @@ export class ReleaseProcessor {
       },
       (error) => logger.warn("release claim renewal failed", { ...log, reason: error.message }),
     );
-    let ran: PipelineOutcome;
     try {
-      ran = await runPublishPipeline(
+      return await runPublishPipeline(
         this.context,
         repository,
         release,
@@ -162,10 +185,26 @@ export class ReleaseProcessor {
     } catch (error) {
       // Anything unforeseen still ends in a record, so the claim is never left hanging.
       logger.error("release processing crashed", { ...log, reason: messageOf(error) });
-      ran = { status: "failed", parts: [{ errors: [`processing failed: ${messageOf(error)}`] }] };
+      return { status: "failed", parts: [{ errors: [`processing failed: ${messageOf(error)}`] }] };
     } finally {
       await renewal.stop();
     }
+  }
+
+  /**
+   * Records the outcome while the claim is still ours, then notifies it. A claim lost (the
+   * row is then the new holder's, who records and notifies the release) is answered failed.
+   */
+  private async record(
+    claim: HeldClaim,
+    claimLost: AbortSignal,
+    repository: WatchedRepository,
+    release: CodeHostRelease,
+    trigger: ProcessingTrigger,
+    ran: PipelineOutcome,
+    log: LogFields,
+  ): Promise<Processing> {
+    const { history, clock, logger, onFinished } = this.deps;
     const { processed, errors } = joinParts(ran.parts);
     const outcome = {
       name: release.name,
@@ -175,13 +214,10 @@ export class ReleaseProcessor {
       errors,
       processedAt: clock.now().toISOString(),
     };
-    // Written only while the claim is still ours: the row is otherwise the new holder's, who
-    // records and notifies the release; this attempt is answered as failed.
-    const held =
-      !claimLost.signal.aborted && (await history.complete(claim.id, claim.token, outcome));
-    const lostParts = held || errors.includes(CLAIM_LOST) ? [] : [{ errors: [CLAIM_LOST] }];
+    const held = !claimLost.aborted && (await history.complete(claim.id, claim.token, outcome));
     if (!held) logger.error("release claim lost to another instance", log);
-    const result = buildResult(repository.fullName, release.tag, [...ran.parts, ...lostParts]);
+    const lost = held || errors.includes(CLAIM_LOST) ? [] : [{ errors: [CLAIM_LOST] }];
+    const result = buildResult(repository.fullName, release.tag, [...ran.parts, ...lost]);
     const record: HistoryRecord = {
       id: claim.id,
       repository: repository.fullName,
@@ -201,12 +237,10 @@ export class ReleaseProcessor {
       bytes: record.total_bytes,
       errors: record.errors.length,
     });
-    if (held && this.deps.onFinished) {
-      await this.deps
-        .onFinished(record)
-        .catch((error) =>
-          logger.warn("release notification failed", { ...log, reason: messageOf(error) }),
-        );
+    if (held && onFinished) {
+      await onFinished(record).catch((error) =>
+        logger.warn("release notification failed", { ...log, reason: messageOf(error) }),
+      );
     }
     return { outcome: "published", record, result };
   }
