@@ -5,7 +5,7 @@
  * Extension point: add a subcommand to `COMMANDS` as `async (args, env) => exitCode`.
  */
 import { readFile } from "node:fs/promises";
-import { ConfigError } from "./config/config-error.js";
+import { ConfigError } from "@rd/common";
 import { validateConfigFile } from "./config/config-loader.js";
 import { parseEnv, type RelayEnv } from "./config/env.js";
 import { loopbackFor, parseListenAddress } from "./config/listen-address.js";

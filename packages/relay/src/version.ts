@@ -1,6 +1,4 @@
-import { createRequire } from "node:module";
+import { readPackageVersion } from "@rd/common";
 
 /** The service's version, read once from its package.json. */
-export const VERSION: string = (
-  createRequire(import.meta.url)("../package.json") as { version: string }
-).version;
+export const VERSION = readPackageVersion(new URL("../package.json", import.meta.url));

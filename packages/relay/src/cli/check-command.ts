@@ -1,7 +1,6 @@
 import { constants } from "node:fs";
 import { access } from "node:fs/promises";
-import { isAppError } from "@rd/common";
-import { ConfigError } from "../config/config-error.js";
+import { ConfigError, isAppError } from "@rd/common";
 import { loadConfigFile } from "../config/config-loader.js";
 import { ConfigPersistError, createConfigStore } from "../config/config-store.js";
 import type { RelayEnv } from "../config/env.js";

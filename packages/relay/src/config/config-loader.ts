@@ -1,11 +1,10 @@
 import { mkdir, readFile } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
-import { PRIVATE_DIR_MODE } from "@rd/common";
+import { ConfigError, deepFreeze, PRIVATE_DIR_MODE } from "@rd/common";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { normalizeDomainName } from "../addresses/domain-name.js";
 import { parseAddressRange } from "../addresses/ip-range.js";
 import { writeFileAtomic } from "./atomic-file.js";
-import { ConfigError } from "./config-error.js";
 import type { RelayEnv } from "./env.js";
 import { parseListenAddress } from "./listen-address.js";
 import {
@@ -141,12 +140,4 @@ function ownRecord<T>(entries: ReadonlyArray<readonly [string, T]>): Record<stri
   const record: Record<string, T> = Object.create(null);
   for (const [key, value] of entries) record[key] = value;
   return record;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === "object" && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
 }

@@ -1,7 +1,6 @@
 import { dirname, resolve } from "node:path";
-import { type LogFilter, parseLogFilter } from "@rd/common";
+import { ConfigError, type LogFilter, parseLogFilter } from "@rd/common";
 import { parseDnsServer } from "../addresses/host-port.js";
-import { ConfigError } from "./config-error.js";
 
 /** What the relay takes from its environment, parsed once at boot. */
 export interface RelayEnv {

@@ -1,8 +1,8 @@
 import { generateKeyPair } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { promisify } from "node:util";
+import { ConfigError } from "@rd/common";
 import selfsigned from "selfsigned";
-import { ConfigError } from "../config/config-error.js";
 
 /** PEM key and certificate the port presents after STARTTLS. */
 export interface TlsCertificate {

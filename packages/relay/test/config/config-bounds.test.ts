@@ -1,8 +1,8 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { ConfigError } from "@rd/common";
 import { makeTempDir } from "@rd/common/test-kit";
 import { describe, expect, it } from "vitest";
-import { ConfigError } from "../../src/config/config-error.js";
 import { loadConfigFile, validateConfigFile } from "../../src/config/config-loader.js";
 import { parseEnv } from "../../src/config/env.js";
 import { MAX_QUEUE_ATTEMPTS, MAX_SYNC_ATTEMPTS, RANGES } from "../../src/config/schema.js";

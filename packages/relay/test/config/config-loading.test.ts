@@ -1,9 +1,9 @@
 import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { ConfigError } from "@rd/common";
 import { makeTempDir } from "@rd/common/test-kit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ConfigError } from "../../src/config/config-error.js";
 import { loadConfigFile, resolveConfig } from "../../src/config/config-loader.js";
 import { parseEnv } from "../../src/config/env.js";
 import { STATE_FILE } from "../../src/state/state-database.js";

@@ -1,10 +1,10 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { connect as connectTls, type PeerCertificate } from "node:tls";
+import { ConfigError } from "@rd/common";
 import { makeTempDir } from "@rd/common/test-kit";
 import selfsigned from "selfsigned";
 import { afterAll, describe, expect, it } from "vitest";
-import { ConfigError } from "../../src/config/config-error.js";
 import { TestRelay } from "../helpers/relay-harness.js";
 import { SmtpRelay } from "./smtp-harness.js";
 
