@@ -12,6 +12,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import {
   type Clock,
+  closeHttpGracefully,
   createLogging,
   type Logging,
   systemClock,
@@ -220,11 +221,9 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
         const queueStopped = Promise.all([ticker.stop(), queueWorker.stop()]);
         // SMTP transactions in hand finish within the same grace (bounded by the port itself).
         const smtpClosed = smtp?.close();
-        const finished = await withinDeadline(app.close(), SHUTDOWN_GRACE_MS);
-        if (!finished) {
-          log.warn("in-flight requests did not finish in time; closing their connections");
-          app.server.closeAllConnections();
-        }
+        await closeHttpGracefully(app, SHUTDOWN_GRACE_MS, () =>
+          log.warn("in-flight requests did not finish in time; closing their connections"),
+        );
         if (!(await withinDeadline(queueStopped, SHUTDOWN_GRACE_MS))) {
           log.warn(
             "queue deliveries still in flight at shutdown; they are retried after the restart",

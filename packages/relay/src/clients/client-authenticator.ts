@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from "node:crypto";
-import bcrypt from "bcrypt";
+import { createPasswordCheck } from "@rd/common";
 import type { ClientRecord, ClientRepository } from "../state/client-repository.js";
 import { BCRYPT_COST, CLIENT_ID_PATTERN } from "./client-secret.js";
 
@@ -40,8 +40,8 @@ export function createClientAuthenticator(clients: ClientRepository): ClientAuth
   const cacheKey = randomBytes(32);
   const cache = new Map<string, { clientId: string; secretHash: string }>();
   const keysOf = new Map<string, Set<string>>();
-  // A hash of a random secret with the same cost as real ones: unknown ids take as long.
-  const dummyHash = hashOfRandomSecret();
+  // An unknown id costs the same bcrypt comparison as a known one (against a stand-in hash).
+  const checkSecret = createPasswordCheck(BCRYPT_COST);
 
   // Still there, still active, and still the secret that was verified.
   const stillValid = (clientId: string, secretHash: string) => {
@@ -72,7 +72,7 @@ export function createClientAuthenticator(clients: ClientRepository): ClientAuth
 
   const fullCheck = async (clientId: string, secret: string, key: string) => {
     const client = CLIENT_ID_PATTERN.test(clientId) ? clients.find(clientId) : undefined;
-    const matches = await bcrypt.compare(secret, client?.secret_hash ?? (await dummyHash));
+    const matches = await checkSecret(secret, client?.secret_hash);
     if (!client || !matches || !client.active) return undefined;
     remember(key, client);
     return client;
@@ -106,8 +106,4 @@ export function createClientAuthenticator(clients: ClientRepository): ClientAuth
       keysOf.delete(clientId);
     },
   };
-}
-
-function hashOfRandomSecret(): Promise<string> {
-  return bcrypt.hash(randomBytes(24).toString("hex"), BCRYPT_COST);
 }

@@ -15,7 +15,7 @@
 
 import swagger from "@fastify/swagger";
 import { type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from "@fastify/type-provider-typebox";
-import type { Logger } from "@rd/common";
+import { accessLogHook } from "@rd/common";
 import Fastify from "fastify";
 import { Errors } from "../errors.js";
 import type { AppDeps, RelayApp, RouteModule } from "./app-deps.js";
@@ -87,7 +87,7 @@ export async function buildApp(deps: AppDeps): Promise<RelayApp> {
     authenticator: deps.authenticator,
     authToken: deps.env.authToken,
   });
-  app.addHook("onResponse", async (request, reply) => accessLog(logger, request, reply));
+  app.addHook("onResponse", accessLogHook(logger));
 
   // NOTE: at shutdown Node closes only the keep-alive connections idle at that moment; one busy
   // with a request would then stay open until its keep-alive timeout. Answering the requests
@@ -105,18 +105,4 @@ export async function buildApp(deps: AppDeps): Promise<RelayApp> {
   for (const register of ROUTE_MODULES) register(app, deps);
   await app.ready();
   return app;
-}
-
-function accessLog(
-  logger: Logger,
-  request: { method: string; url: string; socket: { remoteAddress?: string } },
-  reply: { statusCode: number; elapsedTime: number },
-): void {
-  logger.info("request", {
-    method: request.method,
-    path: request.url.split("?")[0],
-    status: reply.statusCode,
-    ms: Math.round(reply.elapsedTime * 10) / 10,
-    peer: request.socket.remoteAddress,
-  });
 }

@@ -1,3 +1,4 @@
+import { messageOf } from "@rd/common";
 import { domainOf } from "../addresses/email-address.js";
 import { DeliveryError } from "./delivery-error.js";
 import type { DeliveryEvent } from "./delivery-events.js";
@@ -32,8 +33,7 @@ export interface DeliveryAttemptDeps {
 
 function asDeliveryError(error: unknown): DeliveryError {
   if (error instanceof DeliveryError) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  return new DeliveryError(`delivery error: ${message}`, { permanent: false });
+  return new DeliveryError(`delivery error: ${messageOf(error)}`, { permanent: false });
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Clock, Logger } from "@rd/common";
+import { type Clock, type Logger, messageOf } from "@rd/common";
 import { domainOf } from "../addresses/email-address.js";
 import type { RelayConfig } from "../config/schema.js";
 import type { DeliveryAttempt } from "../outbound/delivery-attempt.js";
@@ -160,7 +160,7 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
 
   /** Puts a row that hit a local failure back in the queue, due now, attempts unchanged. */
   function release(row: QueueRow, error: unknown): void {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     logger.error("queue entry could not be processed; it stays queued", {
       pk: row.pk,
       message_id: row.message_id,
