@@ -82,7 +82,6 @@ export const DomainConfigSchema = Type.Object(
   },
   { additionalProperties: false },
 );
-export type DomainConfigFile = Static<typeof DomainConfigSchema>;
 
 export const ConfigFileSchema = Type.Object(
   {

@@ -43,7 +43,5 @@ export type LedgerEvent =
     }
   | { event: "failed"; message_id: string; rcpt: string; permanent: boolean; error: string };
 
-export type LedgerEventName = LedgerEvent["event"];
-
 /** `message_id` of a `rejected` event that happens before a send exists. */
 export const NO_MESSAGE_ID = "-";

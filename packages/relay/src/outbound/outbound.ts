@@ -24,7 +24,7 @@ export interface OutboundSettings {
   readonly send_delay_secs: number;
 }
 
-/** A signed message ready to leave, with its envelope (the submission's `SignedMessage`). */
+/** A message accepted and signed, with its envelope: what delivery and the queue take. */
 export interface OutboundMessage {
   /** Angle-bracketed; the correlation key of every ledger event. */
   readonly messageId: string;

@@ -1,6 +1,7 @@
 import { makeTempDir } from "@rd/common/test-kit";
 import type { Database } from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { queueRow } from "../../test/helpers/state-rows.js";
 import { createQueueRepository, type NewQueueEntry } from "./queue-repository.js";
 import { openStateDatabase } from "./state-database.js";
 
@@ -32,7 +33,7 @@ describe("queue repository", () => {
     const queue = createQueueRepository(db);
     const pks = queue.insert([entry("b@r.test"), entry("c@r.test")], 1_700_000_000);
     expect(pks).toHaveLength(2);
-    expect(queue.get(pks[0] as number)).toEqual({
+    expect(queueRow(db, pks[0] as number)).toEqual({
       pk: pks[0],
       message_id: "<m1@sender.test>",
       client_id: "cli_0123456789abcdef",
@@ -47,7 +48,7 @@ describe("queue repository", () => {
       updated_at: 1_700_000_000,
       finished_at: null,
     });
-    expect(queue.get(pks[1] as number)?.rcpt).toBe("c@r.test");
+    expect(queueRow(db, pks[1] as number)?.rcpt).toBe("c@r.test");
   });
 
   it("keeps a queued row's spool file and a null client", () => {
@@ -56,7 +57,7 @@ describe("queue repository", () => {
       [entry("b@r.test", { estado: "queued", client_id: null, spool_file: "abc.eml" })],
       10,
     );
-    expect(queue.get(pk as number)).toMatchObject({
+    expect(queueRow(db, pk as number)).toMatchObject({
       estado: "queued",
       client_id: null,
       spool_file: "abc.eml",
@@ -66,11 +67,11 @@ describe("queue repository", () => {
   it("follows a delivery through retries to sent, keeping the last temporary error", () => {
     const queue = createQueueRepository(db);
     const [pk = 0] = queue.insert([entry("b@r.test", { estado: "queued" })], 100);
-    queue.markSending(pk, 101);
+    queue.claim(pk, 101);
     queue.recordRetry(pk, { attempts: 1, lastError: "451 4.7.1 greylisted", now: 102 });
-    expect(queue.get(pk)).toMatchObject({ estado: "sending", attempts: 1, updated_at: 102 });
+    expect(queueRow(db, pk)).toMatchObject({ estado: "sending", attempts: 1, updated_at: 102 });
     queue.markSent(pk, { attempts: 2, now: 110 });
-    expect(queue.get(pk)).toMatchObject({
+    expect(queueRow(db, pk)).toMatchObject({
       estado: "sent",
       attempts: 2,
       last_error: "451 4.7.1 greylisted",
@@ -83,7 +84,7 @@ describe("queue repository", () => {
     const queue = createQueueRepository(db);
     const [pk = 0] = queue.insert([entry("b@r.test")], 100);
     queue.markFailed(pk, { attempts: 1, lastError: "550 5.1.1 unknown user", now: 105 });
-    expect(queue.get(pk)).toMatchObject({
+    expect(queueRow(db, pk)).toMatchObject({
       estado: "failed",
       attempts: 1,
       last_error: "550 5.1.1 unknown user",

@@ -43,9 +43,6 @@ export interface NewQueueEntry {
 export interface QueueRepository {
   /** Inserts one row per entry in one transaction; returns their `pk`s in order. */
   insert(entries: readonly NewQueueEntry[], now: number): number[];
-  get(pk: number): QueueRow | undefined;
-  /** A delivery attempt is under way. */
-  markSending(pk: number, now: number): void;
   /** An attempt failed temporarily and another follows; the row stays `sending`. */
   recordRetry(pk: number, change: { attempts: number; lastError: string; now: number }): void;
   markSent(pk: number, change: { attempts: number; now: number }): void;
@@ -113,10 +110,6 @@ export function createQueueRepository(db: Database): QueueRepository {
     entries.map((entry) =>
       Number(insertRow.run({ ...entry, now, spool: entry.spool_file ?? null }).lastInsertRowid),
     ),
-  );
-  const selectRow = db.prepare<[number], QueueRow>("SELECT * FROM queue WHERE pk = ?");
-  const setSending = db.prepare<[{ pk: number; now: number }], void>(
-    "UPDATE queue SET estado = 'sending', updated_at = @now WHERE pk = @pk",
   );
   const setRetry = db.prepare<
     [{ pk: number; attempts: number; lastError: string; now: number }],
@@ -223,10 +216,6 @@ export function createQueueRepository(db: Database): QueueRepository {
       } finally {
         db.pragma(`synchronous = ${Number(previous)}`);
       }
-    },
-    get: (pk) => selectRow.get(pk),
-    markSending(pk, now) {
-      setSending.run({ pk, now });
     },
     recordRetry(pk, { attempts, lastError, now }) {
       setRetry.run({ pk, attempts, lastError, now });

@@ -23,8 +23,6 @@ export interface QuotaRepository {
   ): QuotaWindow[] | undefined;
   /** Takes back `recipients` counted by `consume` in these windows (never below 0). */
   refund(domain: string, recipients: number, windows: readonly QuotaWindow[]): void;
-  /** Recipients counted in a window (0 when none). */
-  used(domain: string, period: QuotaWindow["period"], start: number): number;
 }
 
 export function createQuotaRepository(db: Database): QuotaRepository {
@@ -69,6 +67,5 @@ export function createQuotaRepository(db: Database): QuotaRepository {
   return {
     consume: (domain, recipients, windows) => consume.immediate(domain, recipients, windows),
     refund: (domain, recipients, windows) => refund.immediate(domain, recipients, windows),
-    used,
   };
 }

@@ -1,5 +1,6 @@
 import { makeTempDir } from "@rd/common/test-kit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { quotaUsed } from "../../test/helpers/state-rows.js";
 import { createQuotaRepository } from "../state/quota-repository.js";
 import { openStateDatabase } from "../state/state-database.js";
 import { createDomainQuota } from "./domain-quota.js";
@@ -15,8 +16,7 @@ describe("domain quota", () => {
   function open() {
     const db = openStateDatabase(dir.path);
     close = () => db.close();
-    const repository = createQuotaRepository(db);
-    return { quota: createDomainQuota(repository, clock), repository };
+    return { quota: createDomainQuota(createQuotaRepository(db), clock), db };
   }
 
   beforeEach(async () => {
@@ -31,18 +31,18 @@ describe("domain quota", () => {
   const hourStart = () => Math.floor(now / 3_600_000) * 3600;
 
   it("counts recipients, not requests", () => {
-    const { quota, repository } = open();
+    const { quota, db } = open();
     quota.consume("a.test", 3, limits);
     quota.consume("a.test", 2, limits);
-    expect(repository.used("a.test", "per_hour", hourStart())).toBe(5);
+    expect(quotaUsed(db, "a.test", "per_hour", hourStart())).toBe(5);
   });
 
   it("takes back what a charge counted when its refund is called", () => {
-    const { quota, repository } = open();
+    const { quota, db } = open();
     quota.consume("a.test", 3, limits);
     const refund = quota.consume("a.test", 17, limits);
     refund();
-    expect(repository.used("a.test", "per_hour", hourStart())).toBe(3);
+    expect(quotaUsed(db, "a.test", "per_hour", hourStart())).toBe(3);
     expect(() => quota.consume("a.test", 17, limits)).not.toThrow();
   });
 
@@ -59,12 +59,12 @@ describe("domain quota", () => {
   });
 
   it("refuses a request that would overflow whole, counting none of its recipients", () => {
-    const { quota, repository } = open();
+    const { quota, db } = open();
     quota.consume("a.test", 15, limits);
     expect(() => quota.consume("a.test", 6, limits)).toThrow(
       expect.objectContaining({ code: "quota_exceeded" }),
     );
-    expect(repository.used("a.test", "per_hour", hourStart())).toBe(15);
+    expect(quotaUsed(db, "a.test", "per_hour", hourStart())).toBe(15);
     // The five that still fit are admitted.
     quota.consume("a.test", 5, limits);
   });

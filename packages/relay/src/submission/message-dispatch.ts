@@ -1,19 +1,13 @@
 import type { DeliveryResult, OutboundMessage } from "../outbound/outbound.js";
 
-/** A message accepted, built and signed: what delivery or the queue takes. */
-export type SignedMessage = OutboundMessage;
-
-/** One recipient's result in the response: `ok` is authoritative. */
-export type RecipientResult = DeliveryResult;
-
 /** Where signed messages go: delivered within the request, or queued for the ticker. */
 export interface MessageDispatch {
   readonly mode: "sync" | "async";
-  send(message: SignedMessage): Promise<RecipientResult[]>;
+  send(message: OutboundMessage): Promise<DeliveryResult[]>;
 }
 
-export type DeliverNow = (message: SignedMessage) => Promise<RecipientResult[]>;
-export type Enqueue = (message: SignedMessage) => Promise<RecipientResult[]>;
+/** Delivers a signed message now, or stores it in the queue; one result per recipient. */
+type Send = (message: OutboundMessage) => Promise<DeliveryResult[]>;
 
 /**
  * The one place where the delivery mode decides: synchronous (no `RELAY_REDIS`) delivers each
@@ -21,8 +15,8 @@ export type Enqueue = (message: SignedMessage) => Promise<RecipientResult[]>;
  */
 export function createMessageDispatch(options: {
   asyncMode: boolean;
-  deliverNow: DeliverNow;
-  enqueue: Enqueue;
+  deliverNow: Send;
+  enqueue: Send;
 }): MessageDispatch {
   return options.asyncMode
     ? { mode: "async", send: options.enqueue }
@@ -35,7 +29,7 @@ export function createMessageDispatch(options: {
  * once in the background, so the client never waits for a remote server.
  */
 export function createPersistedDispatch(options: {
-  enqueue: Enqueue;
+  enqueue: Send;
   afterPersist?: () => void;
 }): MessageDispatch {
   return {

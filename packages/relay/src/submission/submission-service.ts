@@ -5,6 +5,7 @@ import type { DkimSigner } from "../dkim/dkim-signer.js";
 import { Errors } from "../errors.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { NO_MESSAGE_ID } from "../ledger/ledger-events.js";
+import type { DeliveryResult } from "../outbound/outbound.js";
 import type { ClientRecord } from "../state/client-repository.js";
 import {
   composeMessage,
@@ -14,7 +15,7 @@ import {
 } from "./compose-message.js";
 import type { DomainQuota } from "./domain-quota.js";
 import { parseMailbox } from "./mailbox.js";
-import type { MessageDispatch, RecipientResult } from "./message-dispatch.js";
+import type { MessageDispatch } from "./message-dispatch.js";
 import { createMessageId } from "./message-id.js";
 import { prepareRawMessage } from "./raw-message.js";
 
@@ -33,7 +34,7 @@ export interface SubmissionOutcome {
   readonly messageId: string;
   /** `async` when the message was queued (HTTP 202) rather than delivered (HTTP 200). */
   readonly mode: "sync" | "async";
-  readonly results: RecipientResult[];
+  readonly results: DeliveryResult[];
 }
 
 /**

@@ -7,13 +7,13 @@ import { parseEnv } from "../../src/config/env.js";
 import type { ConfigFile, RelayConfig } from "../../src/config/schema.js";
 import { createDnsResolver } from "../../src/dns/dns-resolver.js";
 import type { DeliveryEvent } from "../../src/outbound/delivery-events.js";
+import type { OutboundMessage } from "../../src/outbound/outbound.js";
 import { createOutbound } from "../../src/outbound/outbound.js";
 import { createQueueIntake, type QueueIntake } from "../../src/queue/queue-intake.js";
 import { createQueueWorker, type QueueWorker } from "../../src/queue/queue-worker.js";
 import { createSpoolStore, SPOOL_DIR_NAME, type SpoolStore } from "../../src/queue/spool-store.js";
 import { createQueueRepository, type QueueRepository } from "../../src/state/queue-repository.js";
 import { openStateDatabase } from "../../src/state/state-database.js";
-import type { SignedMessage } from "../../src/submission/message-dispatch.js";
 
 /**
  * The queue as the relay builds it (state database file, spool directory, outbound delivery
@@ -94,7 +94,7 @@ export async function startQueueKit(file: ConfigFile): Promise<QueueKit> {
 let sequence = 0;
 
 /** A signed-looking message for `recipients` (the queue never parses it, it only carries it). */
-export function signedMessage(recipients: string[], overrides: Partial<SignedMessage> = {}) {
+export function signedMessage(recipients: string[], overrides: Partial<OutboundMessage> = {}) {
   sequence += 1;
   const messageId = `<queue-${sequence}-${Date.now()}@sender.test>`;
   return {
@@ -107,7 +107,7 @@ export function signedMessage(recipients: string[], overrides: Partial<SignedMes
       `DKIM-Signature: v=1; a=rsa-sha256; d=sender.test; s=relay; b=AAAA\r\nMessage-ID: ${messageId}\r\nFrom: a@sender.test\r\nSubject: queued\r\n\r\nhello\r\n`,
     ),
     ...overrides,
-  } satisfies SignedMessage;
+  } satisfies OutboundMessage;
 }
 
 export const nowSecs = (clock: ManualClock) => Math.floor(clock.now().getTime() / 1000);

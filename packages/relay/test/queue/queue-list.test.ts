@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createQueueService, QUEUE_LIST_MAX_LIMIT } from "../../src/queue/queue-service.js";
 import type { NewQueueEntry } from "../../src/state/queue-repository.js";
+import { queueRow } from "../helpers/state-rows.js";
 import { QUEUE_ENTRY_FIELDS } from "./queue-entry-fields.js";
 import { type QueueKit, startQueueKit } from "./queue-kit.js";
 
@@ -89,7 +90,7 @@ describe("queue rows of accepted mail", () => {
   it("are committed durably, and the connection keeps its own synchronous setting", () => {
     const before = kit.db.pragma("synchronous", { simple: true });
     const [pk] = kit.queue.insertDurably([row("d@r.test")], 10);
-    expect(kit.queue.get(pk!)).toMatchObject({
+    expect(queueRow(kit.db, pk!)).toMatchObject({
       rcpt: "d@r.test",
       estado: "queued",
       created_at: 10,

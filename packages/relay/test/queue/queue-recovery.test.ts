@@ -4,6 +4,7 @@ import { createLogging } from "@rd/common";
 import { LogCapture } from "@rd/common/test-kit";
 import { afterEach, describe, expect, it } from "vitest";
 import { LOST_AT_BOOT, recoverQueue } from "../../src/queue/queue-recovery.js";
+import { queueRow } from "../helpers/state-rows.js";
 import { nowSecs, type QueueKit, signedMessage, startQueueKit } from "./queue-kit.js";
 
 let kit: QueueKit;
@@ -26,12 +27,12 @@ describe("boot recovery", () => {
     kit.clock.advance(120_000);
 
     expect(await recover()).toEqual({ requeued: 1, failed: 0, orphansRemoved: 0 });
-    expect(kit.queue.get(first!.pk)).toMatchObject({
+    expect(queueRow(kit.db, first!.pk)).toMatchObject({
       estado: "queued",
       next_attempt_at: nowSecs(kit.clock),
       attempts: 0,
     });
-    expect(kit.queue.get(second!.pk)).toMatchObject({
+    expect(queueRow(kit.db, second!.pk)).toMatchObject({
       estado: "queued",
       next_attempt_at: nowSecs(kit.clock) - 120,
     });
@@ -74,7 +75,7 @@ describe("boot recovery", () => {
     await kit.enqueue(signedMessage(["lost@rcpt.test", "kept@rcpt.test"]));
     const rows = kit.queue.list({ limit: 10 });
     const lost = rows.find((row) => row.rcpt === "lost@rcpt.test")!;
-    await unlink(join(kit.spool.dir, kit.queue.get(lost.pk)!.spool_file!));
+    await unlink(join(kit.spool.dir, queueRow(kit.db, lost.pk)!.spool_file!));
     // A synchronous delivery in flight when the process died: no spool file by design.
     const [sync] = kit.queue.insert(
       [
@@ -92,7 +93,7 @@ describe("boot recovery", () => {
 
     expect(await recover()).toEqual({ requeued: 0, failed: 2, orphansRemoved: 0 });
     for (const pk of [lost.pk, sync!]) {
-      expect(kit.queue.get(pk)).toMatchObject({
+      expect(queueRow(kit.db, pk)).toMatchObject({
         estado: "failed",
         last_error: LOST_AT_BOOT,
         finished_at: nowSecs(kit.clock),
@@ -120,7 +121,7 @@ describe("boot recovery", () => {
     );
     kit.queue.markFailed(pk!, { attempts: 2, lastError: "550 no", now: 5 });
     expect(await recover()).toEqual({ requeued: 0, failed: 0, orphansRemoved: 0 });
-    expect(kit.queue.get(pk!)).toMatchObject({
+    expect(queueRow(kit.db, pk!)).toMatchObject({
       estado: "failed",
       last_error: "550 no",
       finished_at: 5,

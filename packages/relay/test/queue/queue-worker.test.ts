@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SPOOL_FILE_MISSING } from "../../src/queue/queue-worker.js";
 import { type SmtpSink, type SmtpSinkOptions, startSmtpSink } from "../fixtures/smtp-sink.js";
+import { queueRow } from "../helpers/state-rows.js";
 import { nowSecs, type QueueKit, signedMessage, startQueueKit } from "./queue-kit.js";
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -56,7 +57,7 @@ describe("queue worker: transitions", () => {
     expect(mx.messages).toHaveLength(1);
     expect(mx.messages[0]?.raw).toEqual(message.message);
     expect(mx.messages[0]?.envelope).toEqual({ from: "a@sender.test", to: ["b@rcpt.test"] });
-    expect(kit.queue.get(queued!.pk)).toMatchObject({
+    expect(queueRow(kit.db, queued!.pk)).toMatchObject({
       estado: "sent",
       attempts: 1,
       finished_at: nowSecs(kit.clock),
