@@ -4,5 +4,5 @@ export { LogCapture } from "./log-capture.js";
 export { ManualClock } from "./manual-clock.js";
 export { cpuMs, peakRssKib, resetPeakRss } from "./process-usage.js";
 export { type ReadyWait, ServiceProcess } from "./service-process.js";
-export { type ExternalService, MARIADB, REDIS, serviceAvailable } from "./services.js";
+export { type ExternalService, MARIADB, serviceAvailable } from "./services.js";
 export { makeTempDir } from "./temp-dir.js";

@@ -1,6 +1,6 @@
 import { connect } from "node:net";
 
-/** A server the machine is expected to run (MariaDB, Redis…), probed over TCP. */
+/** A server the machine is expected to run (MariaDB), probed over TCP. */
 export interface ExternalService {
   readonly name: string;
   readonly host: string;
@@ -8,7 +8,6 @@ export interface ExternalService {
 }
 
 export const MARIADB: ExternalService = { name: "MariaDB", host: "127.0.0.1", port: 3306 };
-export const REDIS: ExternalService = { name: "Redis", host: "127.0.0.1", port: 6379 };
 
 function reachable({ host, port }: ExternalService, timeoutMs = 1500): Promise<boolean> {
   return new Promise((resolve) => {

@@ -178,18 +178,6 @@ export class HistoryRepository {
     return Number(completed.numUpdatedRows) === 1;
   }
 
-  /** Whether `tag` has a record with status success or partial. */
-  async isProcessed(repositoryId: number, tag: string): Promise<boolean> {
-    const row = await this.db
-      .selectFrom("release_history")
-      .select("id")
-      .where("repository_id", "=", repositoryId)
-      .where("tag", "=", tag)
-      .where("status", "in", PROCESSED)
-      .executeTakeFirst();
-    return row !== undefined;
-  }
-
   /**
    * Records, as a `failed` record with no tag, that the code host no longer knows the
    * repository; null when such a record exists already. Of several instances noticing it at

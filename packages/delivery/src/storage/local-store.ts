@@ -1,4 +1,4 @@
-import { createReadStream, createWriteStream } from "node:fs";
+import { createWriteStream } from "node:fs";
 import {
   access,
   constants,
@@ -16,11 +16,9 @@ import { pipeline } from "node:stream/promises";
 import { PRIVATE_DIR_MODE } from "@rd/common";
 import { InvalidObjectKey } from "../errors.js";
 import { ByteCounter } from "./byte-counter.js";
-import { contentTypeFor } from "./content-type.js";
 import {
   assertBucketName,
   assertSafeKey,
-  type ObjectReadResult,
   type ObjectStore,
   type PutOptions,
   type StoredObject,
@@ -106,20 +104,6 @@ export class LocalObjectStore implements ObjectStore {
       await unlink(path).catch(ignoreMissing);
       await removeEmptyParents(dirname(path), bucketDir);
     }
-  }
-
-  async read(bucket: string, key: string): Promise<ObjectReadResult | null> {
-    const path = this.pathOf(bucket, key);
-    const info = await stat(path).catch(ignoreMissing);
-    if (!info?.isFile()) return null;
-    return {
-      key,
-      size: info.size,
-      lastModified: info.mtime,
-      contentType: contentTypeFor(key),
-      etag: `"${info.size.toString(16)}-${info.mtimeMs.toString(16)}"`,
-      body: createReadStream(path),
-    };
   }
 
   close(): void {}

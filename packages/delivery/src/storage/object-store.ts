@@ -16,12 +16,6 @@ export interface StoredObject {
   readonly lastModified: Date;
 }
 
-export interface ObjectReadResult extends StoredObject {
-  readonly body: Readable;
-  readonly contentType: string;
-  readonly etag: string;
-}
-
 /**
  * Where published files go. Keys are `/`-separated relative paths checked by `assertSafeKey`;
  * buckets by `assertBucketName`. Every body is streamed, never buffered whole.
@@ -34,8 +28,6 @@ export interface ObjectStore {
   list(bucket: string, prefix: string): AsyncIterable<StoredObject>;
   /** Deletes the given keys; keys that do not exist are ignored. */
   delete(bucket: string, keys: readonly string[]): Promise<void>;
-  /** The object's body and metadata, or null when there is no such object. */
-  read(bucket: string, key: string): Promise<ObjectReadResult | null>;
   /** Whether the backend answers (and, for local storage, is writable). */
   isHealthy(): Promise<boolean>;
   /** Releases connections (no-op for local storage). */

@@ -1,20 +1,16 @@
-import { Readable } from "node:stream";
+import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import {
   DeleteObjectsCommand,
-  GetObjectCommand,
   ListBucketsCommand,
   ListObjectsV2Command,
-  NoSuchKey,
   S3Client,
-  S3ServiceException,
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { ByteCounter } from "./byte-counter.js";
 import {
   assertBucketName,
   assertSafeKey,
-  type ObjectReadResult,
   type ObjectStore,
   type PutOptions,
   type StoredObject,
@@ -136,28 +132,6 @@ export class S3ObjectStore implements ObjectStore {
           `could not delete ${failed.length} object(s), first ${first?.Key}: ${first?.Message}`,
         );
       }
-    }
-  }
-
-  async read(bucket: string, key: string): Promise<ObjectReadResult | null> {
-    assertBucketName(bucket);
-    assertSafeKey(key);
-    try {
-      const answer = await this.client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-      if (!(answer.Body instanceof Readable)) throw new Error("object body is not a Node stream");
-      return {
-        key,
-        size: answer.ContentLength ?? 0,
-        lastModified: answer.LastModified ?? new Date(0),
-        contentType: answer.ContentType ?? "application/octet-stream",
-        etag: answer.ETag ?? "",
-        body: answer.Body,
-      };
-    } catch (error) {
-      if (error instanceof NoSuchKey) return null;
-      if (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 404)
-        return null;
-      throw error;
     }
   }
 

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { INCOMING_DIR } from "../../src/storage/local-store.js";
 import type { ObjectStore } from "../../src/storage/object-store.js";
 import { type GithubStub, startGithubStub } from "../fixtures/github-stub.js";
+import { readPublished } from "../helpers/published-objects.js";
 import {
   createReleaseStub,
   type DownloadFault,
@@ -132,7 +133,7 @@ artifacts: [{source: ${asset}, destination: ${destination}, type: ${type}, lates
     const found: Record<string, Buffer> = {};
     if (provider === "objectstore") {
       for await (const object of s3store.list(BUCKET, `${folder}/`)) {
-        const read = await s3store.read(BUCKET, object.key);
+        const read = await readPublished(s3store, BUCKET, object.key);
         if (read) found[object.key] = await buffer(read.body);
       }
       return found;

@@ -2,6 +2,7 @@ import { text } from "node:stream/consumers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReleaseProcessor } from "../../src/releases/release-processor.js";
 import type { ObjectStore } from "../../src/storage/object-store.js";
+import { readPublished } from "../helpers/published-objects.js";
 import { createProcessingHarness, type ProcessingHarness } from "./processing-harness.js";
 import type { DownloadFault } from "./release-stub.js";
 import { buildZip } from "./zip-fixture.js";
@@ -73,7 +74,7 @@ artifacts: [{source: ${asset}, destination: ${type === "zip" ? "site" : asset}, 
           expect(retried.outcome === "published" && retried.record.status).toBe("success");
           if (type === "binary") {
             for (const key of [`${folder}/1.0.0/${asset}`, `${folder}/latest/${asset}`]) {
-              const object = await store.read(bucket, key);
+              const object = await readPublished(store, bucket, key);
               expect(object && (await text(object.body))).toBe(BINARY);
             }
           } else {

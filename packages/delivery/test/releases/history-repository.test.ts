@@ -48,7 +48,7 @@ for (const dialect of DIALECTS) {
       });
       if (!first.claimed) throw new Error("unreachable");
       await history.complete(first.id, first.token, outcome("success", 2));
-      expect(await history.isProcessed(repo.id, "v1.0.0")).toBe(true);
+      expect((await history.find(first.id))?.status).toBe("success");
       expect(await history.claim(repo.id, "v1.0.0", "scheduler", at(3), at(-27))).toEqual({
         claimed: false,
         reason: "already_processed",
@@ -66,7 +66,7 @@ for (const dialect of DIALECTS) {
       const first = await history.claim(repo.id, "v1.0.0", "scheduler", at(1), at(-30));
       if (!first.claimed) throw new Error("not claimed");
       await history.complete(first.id, first.token, outcome("failed", 2));
-      expect(await history.isProcessed(repo.id, "v1.0.0")).toBe(false);
+      expect((await history.find(first.id))?.status).toBe("failed");
       const retry = await history.claim(repo.id, "v1.0.0", "webhook", at(3), at(-27));
       expect(retry).toEqual({ claimed: true, id: first.id, token: expect.any(String) });
     });
@@ -94,7 +94,7 @@ for (const dialect of DIALECTS) {
         reason: "in_progress",
       });
       expect(await history.complete(live.id, live.token, outcome("success", 32))).toBe(true);
-      expect(await history.isProcessed(repo.id, "v1.0.0")).toBe(true);
+      expect((await history.find(live.id))?.status).toBe("success");
     });
 
     it("tells a claimer whose claim was taken over, and keeps the new holder's row", async () => {

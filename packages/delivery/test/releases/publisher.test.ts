@@ -5,6 +5,7 @@ import { makeTempDir } from "@rd/common/test-kit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type PublishTarget, publishFile, publishZip } from "../../src/releases/publisher.js";
 import { LocalObjectStore } from "../../src/storage/local-store.js";
+import { readPublished } from "../helpers/published-objects.js";
 import { buildZip, withRawName } from "./zip-fixture.js";
 
 const rule = (source: string, destination: string, latest = true, versioned = true) => ({
@@ -32,7 +33,7 @@ describe("publishing release files", () => {
   afterEach(() => dir.remove());
 
   const read = async (key: string) => {
-    const object = await store.read("site", key);
+    const object = await readPublished(store, "site", key);
     return object ? text(object.body) : null;
   };
 

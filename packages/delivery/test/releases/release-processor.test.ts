@@ -3,6 +3,7 @@ import { text } from "node:stream/consumers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReleaseProcessor } from "../../src/releases/release-processor.js";
 import type { WatchedRepository } from "../../src/repositories/repo-repository.js";
+import { readPublished } from "../helpers/published-objects.js";
 import {
   createProcessingHarness,
   LOCAL_BASE_URL,
@@ -59,7 +60,7 @@ describe("processing a release", () => {
   afterAll(() => h.close());
 
   async function read(key: string, store = h.local, bucket = "public"): Promise<string | null> {
-    const object = await store.read(bucket, key);
+    const object = await readPublished(store, bucket, key);
     return object ? text(object.body) : null;
   }
 
@@ -554,10 +555,10 @@ docs:
       "cloud-app/latest/README.md",
       "cloud-app/latest/app-latest.bin",
     ]);
-    const readme = await h.objectstore.read("downloads", "cloud-app/2026.1/README.md");
+    const readme = await readPublished(h.objectstore, "downloads", "cloud-app/2026.1/README.md");
     expect(readme?.contentType).toBe("text/markdown");
     expect(await text(readme?.body as Readable)).toBe("# Cloud");
-    const html = await h.objectstore.read("downloads", "cloud-app/2026.1/web/index.html");
+    const html = await readPublished(h.objectstore, "downloads", "cloud-app/2026.1/web/index.html");
     expect(html?.contentType).toBe("text/html");
   });
 

@@ -7,6 +7,7 @@ import { loadConfig } from "../../src/config.js";
 import { type RunningService, startService } from "../../src/main.js";
 import type { ReleaseResult } from "../../src/releases/release-result.js";
 import { type GithubStub, startGithubStub } from "../fixtures/github-stub.js";
+import { readPublished } from "../helpers/published-objects.js";
 import { type S3Server, startS3Server } from "../storage/s3-server.js";
 import { createReleaseStub, type ReleaseStub } from "./release-stub.js";
 
@@ -93,7 +94,7 @@ describe("the running service publishes releases to both providers", () => {
       await call("POST", "/monitor/check/acme/cloud-app")
     ).json()) as ReleaseResult;
     expect(cloud.artifacts[0]?.latest_url).toBe(`${s3.endpoint}/cloud/cloud-app/latest/app.tar.gz`);
-    const object = await s3.store().read("cloud", "cloud-app/3.0.0/app.tar.gz");
+    const object = await readPublished(s3.store(), "cloud", "cloud-app/3.0.0/app.tar.gz");
     if (!object) throw new Error("object missing");
     expect(await text(object.body)).toBe("acme/cloud-app archive");
   });

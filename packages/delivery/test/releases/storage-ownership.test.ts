@@ -1,5 +1,6 @@
 import { text } from "node:stream/consumers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readPublished } from "../helpers/published-objects.js";
 import { DIALECTS, dialectAvailable } from "../helpers/test-database.js";
 import { createProcessingHarness, type ProcessingHarness } from "./processing-harness.js";
 
@@ -18,7 +19,7 @@ for (const dialect of DIALECTS) {
       afterAll(() => h.close());
 
       const content = async (key: string) => {
-        const object = await h.local.read("public", key);
+        const object = await readPublished(h.local, "public", key);
         return object ? text(object.body) : null;
       };
 

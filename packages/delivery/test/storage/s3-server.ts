@@ -1,5 +1,6 @@
 import { makeTempDir } from "@rd/common/test-kit";
 import S3rver from "s3rver";
+import type { ObjectStore } from "../../src/storage/object-store.js";
 import { S3ObjectStore } from "../../src/storage/s3-store.js";
 
 /** s3rver's fixed credentials. */
@@ -10,6 +11,14 @@ export interface S3Server {
   /** A store configured the way `main.ts` configures one from `OBJECTSTORE_*`. */
   store(): S3ObjectStore;
   close(): Promise<void>;
+}
+
+/** The endpoint of each store `store()` made, for reading objects back over their public URL. */
+const endpoints = new WeakMap<ObjectStore, string>();
+
+/** The endpoint of a store made by an S3Server; undefined for any other store. */
+export function s3EndpointOf(store: ObjectStore): string | undefined {
+  return endpoints.get(store);
 }
 
 /** A real S3-compatible server (s3rver) on loopback, with the given buckets created. */
@@ -30,6 +39,7 @@ export async function startS3Server(buckets: readonly string[]): Promise<S3Serve
     store() {
       const store = new S3ObjectStore({ endpoint, region: "us-east-1", ...S3RVER_CREDENTIALS });
       stores.push(store);
+      endpoints.set(store, endpoint);
       return store;
     },
     async close() {
