@@ -2,7 +2,7 @@ import type { Clock } from "./clock.js";
 
 export interface RetryOptions {
   /** Waits through this clock, so tests move time instead of sleeping. */
-  readonly clock: Clock;
+  readonly clock: Pick<Clock, "sleep">;
   /** Whether a failure may be tried again; every failure when absent. */
   readonly shouldRetry?: (error: unknown) => boolean;
   /** Told of each failure that another attempt follows, before the wait. */
