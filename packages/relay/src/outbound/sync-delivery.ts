@@ -1,5 +1,6 @@
-import type { Clock } from "@rd/common";
+import { type Clock, retryWithDelays } from "@rd/common";
 import type { DeliveryAttempt, RecipientJob } from "./delivery-attempt.js";
+import { DeliveryError } from "./delivery-error.js";
 import {
   type DeliveryEvent,
   deferredEvent,
@@ -45,34 +46,36 @@ export function deliveredDetail(host: string, response: string): string {
  */
 export function createSyncDelivery(deps: SyncDeliveryDeps): SyncDelivery {
   return async (job, onRetry) => {
-    const schedule = deps.retryDelaysSecs();
     // An empty schedule still means one attempt: a message is never dropped unattempted.
-    const delays = schedule.length > 0 ? schedule : [0];
+    const [firstWaitSecs = 0, ...retryWaitsSecs] = deps.retryDelaysSecs();
     const base = { message_id: job.messageId, rcpt: job.rcpt };
-    let outcome: RecipientOutcome = { ok: false, detail: "", attempts: 0 };
-    for (const [index, delaySecs] of delays.entries()) {
-      const attempt = index + 1;
-      if (delaySecs > 0) await deps.clock.sleep(delaySecs * 1000);
-      const result = await deps.attempt(job, attempt);
-      if (result.ok) {
-        const { receipt } = result;
-        deps.emit(deliveredEvent(base, receipt, attempt));
-        return {
-          ok: true,
-          detail: deliveredDetail(receipt.host, receipt.response),
-          attempts: attempt,
-        };
-      }
-      const { error } = result;
-      outcome = { ok: false, detail: error.message, attempts: attempt };
-      const nextWait = delays[index + 1];
-      if (error.permanent || nextWait === undefined) {
-        deps.emit(failedEvent(base, error));
-        break;
-      }
-      deps.emit(deferredEvent(base, error, nextWait));
-      onRetry?.(attempt, error.message);
+    let attempts = 0;
+    if (firstWaitSecs > 0) await deps.clock.sleep(firstWaitSecs * 1000);
+    try {
+      const receipt = await retryWithDelays(
+        retryWaitsSecs.map((secs) => secs * 1000),
+        async (attempt) => {
+          attempts = attempt;
+          const result = await deps.attempt(job, attempt);
+          if (!result.ok) throw result.error;
+          return result.receipt;
+        },
+        {
+          clock: deps.clock,
+          shouldRetry: (error) => error instanceof DeliveryError && !error.permanent,
+          onRetry: (error, attempt, delayMs) => {
+            const failure = error as DeliveryError;
+            deps.emit(deferredEvent(base, failure, delayMs / 1000));
+            onRetry?.(attempt, failure.message);
+          },
+        },
+      );
+      deps.emit(deliveredEvent(base, receipt, attempts));
+      return { ok: true, detail: deliveredDetail(receipt.host, receipt.response), attempts };
+    } catch (error) {
+      if (!(error instanceof DeliveryError)) throw error;
+      deps.emit(failedEvent(base, error));
+      return { ok: false, detail: error.message, attempts };
     }
-    return outcome;
   };
 }
