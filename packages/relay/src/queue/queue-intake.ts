@@ -1,4 +1,4 @@
-import type { Clock, Logger } from "@rd/common";
+import { type Clock, type Logger, messageOf } from "@rd/common";
 import { Errors } from "../errors.js";
 import type { DeliveryResult, OutboundMessage } from "../outbound/outbound.js";
 import type { QueueRepository } from "../state/queue-repository.js";
@@ -25,7 +25,7 @@ export function createQueueIntake(deps: {
   const { queue, spool, logger } = deps;
   const unavailable = (cause: unknown) => {
     logger.error("message could not be queued", {
-      error: cause instanceof Error ? cause.message : String(cause),
+      error: messageOf(cause),
     });
     return Errors.unavailable(
       "the message could not be stored in the queue (local storage failure); nothing was accepted, retry later",
