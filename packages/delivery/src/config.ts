@@ -1,6 +1,5 @@
 import { isAbsolute, resolve } from "node:path";
 import { ConfigError, deepFreeze, parseLogFilter } from "@rd/common";
-import { DEFAULT_PROCESSING_POLICY } from "./releases/release-processor.js";
 
 /** Where the data lives: a SQLite file (the default) or a MySQL/MariaDB server. */
 export type DatabaseConfig =
@@ -60,8 +59,11 @@ const DEFAULT_LOCAL_STORAGE_DIR = "./data/files";
 const DEFAULT_SCHEDULER_INTERVAL_MINUTES = 10;
 /** A download is cut after a minute without a byte (also the code-host client's default). */
 export const DEFAULT_DOWNLOAD_IDLE_TIMEOUT_SECONDS = 60;
-/** The processor's own default (30 minutes: far longer than any sane publish). */
-const DEFAULT_RELEASE_CLAIM_LEASE_SECONDS = DEFAULT_PROCESSING_POLICY.staleClaimMs / 1000;
+/**
+ * A release claim left unrenewed this long (30 minutes) belongs to an instance presumed dead;
+ * a live publish renews its claim every third of it. Also the processor's own default.
+ */
+export const DEFAULT_RELEASE_CLAIM_LEASE_SECONDS = 30 * 60;
 const DAY_SECONDS = 24 * 60 * 60;
 const DEFAULT_TELEGRAM_API_URL = "https://api.telegram.org";
 /** S3 clients need a region even for S3-compatible servers that ignore it. */

@@ -22,7 +22,7 @@ import { type Config, loadConfig } from "./config.js";
 import { migrateToLatest, openDatabase } from "./db/database.js";
 import { buildApp } from "./http/app.js";
 import { resolveJwtSecret } from "./jwt-secret.js";
-import { RepoRepository } from "./repositories/repo-repository.js";
+import { WatchedRepositoryStore } from "./repositories/watched-repository-store.js";
 import { buildReleaseScheduler, MINUTE_MS } from "./scheduler/build-scheduler.js";
 import { createSchedulerState } from "./scheduler/scheduler-state.js";
 import { createServices } from "./services.js";
@@ -109,7 +109,7 @@ export async function startService(
       clock,
       logging,
       state: schedulerState,
-      repos: new RepoRepository(database.db),
+      repos: new WatchedRepositoryStore(database.db),
       check: (repository) => services.releases.checkRepository(repository, "scheduler"),
     });
     scheduler.start();

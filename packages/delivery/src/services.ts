@@ -10,8 +10,8 @@ import { HistoryRepository } from "./releases/history-repository.js";
 import { LocationRepository } from "./releases/location-repository.js";
 import { ReleaseProcessor } from "./releases/release-processor.js";
 import { ReleaseService } from "./releases/release-service.js";
-import { RepoRepository } from "./repositories/repo-repository.js";
 import { RepoService } from "./repositories/repo-service.js";
+import { WatchedRepositoryStore } from "./repositories/watched-repository-store.js";
 import type { SchedulerState } from "./scheduler/scheduler-state.js";
 import { type HealthProbe, type ReleaseActivity, StatusService } from "./status/status-service.js";
 import {
@@ -53,7 +53,7 @@ export function createServices(adapters: Adapters): AppDeps {
   const { config, database, clock } = adapters;
   const tokens = new TokenService(adapters.jwtSecret, clock);
   const users = new UserRepository(database.db);
-  const repoRepository = new RepoRepository(database.db);
+  const watchedRepositories = new WatchedRepositoryStore(database.db);
   const history = new HistoryRepository(database.db);
   const storage = adapters.storage ?? storageFromConfig(config);
   const notifications = new NotificationService(
@@ -74,7 +74,7 @@ export function createServices(adapters: Adapters): AppDeps {
     onFinished: (record) => notifications.releaseRecorded(record),
   });
   const releases = new ReleaseService(
-    repoRepository,
+    watchedRepositories,
     processor,
     history,
     clock,
@@ -88,10 +88,10 @@ export function createServices(adapters: Adapters): AppDeps {
     database,
     tokens,
     auth: new AuthService(users, adapters.hasher ?? createPasswordHasher(), tokens, clock),
-    repos: new RepoService(repoRepository, adapters.codehost, clock),
+    repos: new RepoService(watchedRepositories, adapters.codehost, clock),
     status: new StatusService({
       version: VERSION,
-      repos: repoRepository,
+      repos: watchedRepositories,
       releases: adapters.releases ?? history,
       database,
       objectstore: adapters.objectstore ?? storage.objectstore,
@@ -106,7 +106,7 @@ export function createServices(adapters: Adapters): AppDeps {
     notifications,
     webhookReceiver: new WebhookReceiver({
       secret: config.hostingWebhookSecret,
-      repos: repoRepository,
+      repos: watchedRepositories,
       releases,
       logger: adapters.logging.forTarget("delivery::webhooks"),
     }),

@@ -1,7 +1,7 @@
 import type { Readable } from "node:stream";
 import { messageOf } from "@rd/common";
 import type { CodeHostDownload, ReleaseSource } from "../codehost/code-host.js";
-import type { WatchedRepository } from "../repositories/repo-repository.js";
+import type { WatchedRepository } from "../repositories/watched-repository-store.js";
 import { DECLARATION_FILE, type DeclarationResult, parseDeclaration } from "./declaration.js";
 
 /** The UTF-8 text of a stream, or null (and the stream destroyed) past `limit` bytes. */

@@ -1,5 +1,5 @@
 import { type Clock, type Logger, messageOf } from "@rd/common";
-import type { WatchedRepository } from "../repositories/repo-repository.js";
+import type { WatchedRepository } from "../repositories/watched-repository-store.js";
 import type { HistoryRecord, HistoryRepository, ProcessingTrigger } from "./history-repository.js";
 
 export interface MissingRepositoryDeps {

@@ -1,5 +1,5 @@
 import type { CodeHostRelease } from "../codehost/code-host.js";
-import type { WatchedRepository } from "../repositories/repo-repository.js";
+import type { WatchedRepository } from "../repositories/watched-repository-store.js";
 import { readDeclaration } from "./declaration-reader.js";
 import type { HistoryStatus } from "./history-repository.js";
 import type { ProcessingContext } from "./processing-context.js";

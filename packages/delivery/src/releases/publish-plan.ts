@@ -1,6 +1,6 @@
 import { messageOf } from "@rd/common";
 import type { CodeHostRelease } from "../codehost/code-host.js";
-import type { WatchedRepository } from "../repositories/repo-repository.js";
+import type { WatchedRepository } from "../repositories/watched-repository-store.js";
 import { isBucketName } from "../storage/object-store.js";
 import { DECLARATION_FILE, type Declaration } from "./declaration.js";
 import { type Placement, targetsFor } from "./destinations.js";

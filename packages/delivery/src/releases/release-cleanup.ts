@@ -1,5 +1,5 @@
 import { messageOf } from "@rd/common";
-import type { WatchedRepository } from "../repositories/repo-repository.js";
+import type { WatchedRepository } from "../repositories/watched-repository-store.js";
 import { objectUrl, versionOf } from "./destinations.js";
 import type { ProcessingContext } from "./processing-context.js";
 import { pruneVersions } from "./pruning.js";

@@ -2,7 +2,7 @@ import { messageOf } from "@rd/common";
 import type { CodeHostRelease } from "../codehost/code-host.js";
 import { NoRelease, ReleaseNotFound, RepositoryNotFound } from "../errors.js";
 import { startHeartbeat } from "../heartbeat.js";
-import type { WatchedRepository } from "../repositories/repo-repository.js";
+import type { WatchedRepository } from "../repositories/watched-repository-store.js";
 import type {
   Claim,
   HistoryRecord,

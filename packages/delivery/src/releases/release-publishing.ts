@@ -1,6 +1,6 @@
 import { extname } from "node:path";
 import type { CodeHostRelease } from "../codehost/code-host.js";
-import type { WatchedRepository } from "../repositories/repo-repository.js";
+import type { WatchedRepository } from "../repositories/watched-repository-store.js";
 import type { ArtifactRule, PublishRule } from "./declaration.js";
 import { objectUrl, type Placement, targetsFor, versionOf } from "./destinations.js";
 import type { ProcessingContext } from "./processing-context.js";

@@ -1,6 +1,9 @@
 import { type Clock, isAppError, type Logger, messageOf } from "@rd/common";
 import { NoRelease, RepositoryNotFound, RepositoryNotRegistered } from "../errors.js";
-import type { RepoRepository, WatchedRepository } from "../repositories/repo-repository.js";
+import type {
+  WatchedRepository,
+  WatchedRepositoryStore,
+} from "../repositories/watched-repository-store.js";
 import type { HistoryRecord, HistoryRepository, ProcessingTrigger } from "./history-repository.js";
 import type { ReleaseProcessor } from "./release-processor.js";
 import type { DryRunListing, Processing, ReleaseResult } from "./release-result.js";
@@ -24,7 +27,7 @@ const REPOSITORY_ANSWERS: ReadonlySet<string> = new Set([NoRelease.code, Reposit
  */
 export class ReleaseService {
   constructor(
-    private readonly repos: Pick<RepoRepository, "findByName" | "list" | "touchLastCheck">,
+    private readonly repos: Pick<WatchedRepositoryStore, "findByName" | "list" | "touchLastCheck">,
     private readonly processor: ReleaseProcessor,
     private readonly history: HistoryRepository,
     private readonly clock: Clock,

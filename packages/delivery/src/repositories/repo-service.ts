@@ -1,13 +1,13 @@
 import type { Clock } from "@rd/common";
 import type { RepositoryLookup } from "../codehost/code-host.js";
 import { RepositoryNotFound } from "../errors.js";
-import type { RepoRepository, WatchedRepository } from "./repo-repository.js";
 import { parseRepositoryName } from "./repository-name.js";
+import type { WatchedRepository, WatchedRepositoryStore } from "./watched-repository-store.js";
 
 /** Registering, switching and removing watched repositories. */
 export class RepoService {
   constructor(
-    private readonly repos: RepoRepository,
+    private readonly repos: WatchedRepositoryStore,
     private readonly codehost: RepositoryLookup,
     private readonly clock: Clock,
   ) {}

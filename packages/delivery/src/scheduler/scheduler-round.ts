@@ -1,6 +1,6 @@
 import { isAppError, type Logger, messageOf } from "@rd/common";
 import { NoRelease, RepositoryNotFound } from "../errors.js";
-import type { WatchedRepository } from "../repositories/repo-repository.js";
+import type { WatchedRepository } from "../repositories/watched-repository-store.js";
 
 export interface SchedulerRoundDeps {
   readonly repos: { list(options: { activeOnly: boolean }): Promise<WatchedRepository[]> };

@@ -2,7 +2,7 @@ import type { Logger } from "@rd/common";
 import { InvalidSignature, RepositoryNotRegistered } from "../errors.js";
 import type { ReleaseResult } from "../releases/release-processor.js";
 import type { ReleaseService } from "../releases/release-service.js";
-import type { WatchedRepository } from "../repositories/repo-repository.js";
+import type { WatchedRepository } from "../repositories/watched-repository-store.js";
 import { DeliveryDeduplicator } from "./delivery-deduplicator.js";
 import { parsePayload, readReleaseEvent } from "./release-event.js";
 import { hasValidSignature } from "./webhook-signature.js";

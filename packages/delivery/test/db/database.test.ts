@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Database, migrateToLatest } from "../../src/db/database.js";
 import { isUniqueViolation } from "../../src/db/errors.js";
 import { MIGRATIONS, type VersionedMigration } from "../../src/db/migrations/index.js";
-import { RepoRepository } from "../../src/repositories/repo-repository.js";
+import { WatchedRepositoryStore } from "../../src/repositories/watched-repository-store.js";
 import { type User, UserRepository } from "../../src/users/user-repository.js";
 import {
   createTestDatabase,
@@ -52,7 +52,7 @@ for (const dialect of DIALECTS) {
     });
 
     it("reports a unique violation the same way for both drivers", async () => {
-      const repos = new RepoRepository(database.db);
+      const repos = new WatchedRepositoryStore(database.db);
       await repos.add("dup", "one", NOW);
       const error = await database.db
         .insertInto("repositories")
@@ -66,7 +66,7 @@ for (const dialect of DIALECTS) {
     });
 
     it("counts active and total repositories in one query", async () => {
-      const repos = new RepoRepository(database.db);
+      const repos = new WatchedRepositoryStore(database.db);
       const a = await repos.add("count", "a", NOW);
       await repos.add("count", "b", NOW);
       await repos.setActive(a.id, false);
@@ -77,7 +77,7 @@ for (const dialect of DIALECTS) {
 
     it("deleting a repository deletes the rows that reference it (ON DELETE CASCADE)", async () => {
       await migrateToLatest(database, [...MIGRATIONS, childTable]);
-      const repos = new RepoRepository(database.db);
+      const repos = new WatchedRepositoryStore(database.db);
       const repo = await repos.add("cascade", "parent", NOW);
       await sql`insert into test_children (repository_id) values (${repo.id}), (${repo.id})`.execute(
         database.db,
@@ -92,7 +92,7 @@ for (const dialect of DIALECTS) {
     });
 
     it("records the last check of a repository", async () => {
-      const repos = new RepoRepository(database.db);
+      const repos = new WatchedRepositoryStore(database.db);
       const repo = await repos.add("touch", "me", NOW);
       await repos.touchLastCheck(repo.id, "2026-01-15T13:00:00.000Z");
       expect((await repos.findByName("TOUCH", "ME"))?.lastCheck).toBe("2026-01-15T13:00:00.000Z");

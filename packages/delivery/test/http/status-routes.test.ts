@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HistoryRepository } from "../../src/releases/history-repository.js";
-import { RepoRepository } from "../../src/repositories/repo-repository.js";
+import { WatchedRepositoryStore } from "../../src/repositories/watched-repository-store.js";
 import { RATE_LIMIT_CACHE_MS } from "../../src/status/status-service.js";
 import { VERSION } from "../../src/version.js";
 import { createTestApp, TEST_API_KEY, type TestApp } from "../helpers/test-app.js";
@@ -31,7 +31,7 @@ for (const dialect of DIALECTS) {
         },
         objectstore: { isHealthy: async () => objectstoreUp },
       });
-      const repos = new RepoRepository(t.database.db);
+      const repos = new WatchedRepositoryStore(t.database.db);
       const now = t.clock.now().toISOString();
       await repos.add("acme", "one", now);
       await repos.add("acme", "two", now);
@@ -119,7 +119,7 @@ for (const dialect of DIALECTS) {
       afterAll(() => t.close());
 
       it("counts the releases processed (success or partial) in the last 24 hours, and drops them with their repository", async () => {
-        const repos = new RepoRepository(t.database.db);
+        const repos = new WatchedRepositoryStore(t.database.db);
         const history = new HistoryRepository(t.database.db);
         const repo = await repos.add("acme", "history", t.clock.now().toISOString());
         const now = t.clock.now().getTime();

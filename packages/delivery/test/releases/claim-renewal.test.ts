@@ -3,7 +3,7 @@ import type { Database } from "../../src/db/database.js";
 import { HistoryRepository } from "../../src/releases/history-repository.js";
 import { CLAIM_LOST } from "../../src/releases/publish-attempts.js";
 import type { Processing } from "../../src/releases/release-result.js";
-import type { WatchedRepository } from "../../src/repositories/repo-repository.js";
+import type { WatchedRepository } from "../../src/repositories/watched-repository-store.js";
 import { DIALECTS, dialectAvailable } from "../helpers/test-database.js";
 import { createProcessingHarness, type ProcessingHarness } from "./processing-harness.js";
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/database.js";
 import { HistoryRepository } from "../../src/releases/history-repository.js";
-import { RepoRepository } from "../../src/repositories/repo-repository.js";
+import { WatchedRepositoryStore } from "../../src/repositories/watched-repository-store.js";
 import {
   createTestDatabase,
   DIALECTS,
@@ -26,13 +26,13 @@ for (const dialect of DIALECTS) {
     let testDatabase: TestDatabase;
     let database: Database;
     let history: HistoryRepository;
-    let repos: RepoRepository;
+    let repos: WatchedRepositoryStore;
 
     beforeAll(async () => {
       testDatabase = await createTestDatabase(dialect);
       database = await testDatabase.open();
       history = new HistoryRepository(database.db);
-      repos = new RepoRepository(database.db);
+      repos = new WatchedRepositoryStore(database.db);
     });
     afterAll(() => testDatabase.drop());
 

@@ -4,7 +4,7 @@ import {
   LocationRepository,
   type StorageLocation,
 } from "../../src/releases/location-repository.js";
-import { RepoRepository } from "../../src/repositories/repo-repository.js";
+import { WatchedRepositoryStore } from "../../src/repositories/watched-repository-store.js";
 import {
   createTestDatabase,
   DIALECTS,
@@ -27,13 +27,13 @@ for (const dialect of DIALECTS) {
     let testDatabase: TestDatabase;
     let database: Database;
     let locations: LocationRepository;
-    let repos: RepoRepository;
+    let repos: WatchedRepositoryStore;
 
     beforeAll(async () => {
       testDatabase = await createTestDatabase(dialect);
       database = await testDatabase.open();
       locations = new LocationRepository(database.db);
-      repos = new RepoRepository(database.db);
+      repos = new WatchedRepositoryStore(database.db);
     });
     afterAll(() => testDatabase.drop());
 

@@ -6,7 +6,10 @@ import type { Database } from "../../src/db/database.js";
 import { type HistoryRecord, HistoryRepository } from "../../src/releases/history-repository.js";
 import { LocationRepository } from "../../src/releases/location-repository.js";
 import { type ProcessingPolicy, ReleaseProcessor } from "../../src/releases/release-processor.js";
-import { RepoRepository, type WatchedRepository } from "../../src/repositories/repo-repository.js";
+import {
+  type WatchedRepository,
+  WatchedRepositoryStore,
+} from "../../src/repositories/watched-repository-store.js";
 import { LocalObjectStore } from "../../src/storage/local-store.js";
 import type { ObjectStore } from "../../src/storage/object-store.js";
 import type { StorageProviders } from "../../src/storage/storage-providers.js";
@@ -34,7 +37,7 @@ export interface ProcessingHarness {
   readonly objectstore: ObjectStore;
   readonly testDatabase: TestDatabase;
   readonly database: Database;
-  readonly repos: RepoRepository;
+  readonly repos: WatchedRepositoryStore;
   readonly history: HistoryRepository;
   readonly clock: ManualClock;
   readonly logs: LogCapture;
@@ -67,7 +70,7 @@ export async function createProcessingHarness(
   const objectstore = s3.store();
   const testDatabase = await createTestDatabase(dialect);
   const database = await testDatabase.open();
-  const repos = new RepoRepository(database.db);
+  const repos = new WatchedRepositoryStore(database.db);
   const history = new HistoryRepository(database.db);
   const clock = new ManualClock();
   const logs = new LogCapture();

@@ -2,7 +2,7 @@ import type { Readable } from "node:stream";
 import { text } from "node:stream/consumers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReleaseProcessor } from "../../src/releases/release-processor.js";
-import type { WatchedRepository } from "../../src/repositories/repo-repository.js";
+import type { WatchedRepository } from "../../src/repositories/watched-repository-store.js";
 import { readPublished } from "../helpers/published-objects.js";
 import {
   createProcessingHarness,

@@ -1,6 +1,6 @@
 import { createLogging } from "@rd/common";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RepoRepository } from "../../src/repositories/repo-repository.js";
+import { WatchedRepositoryStore } from "../../src/repositories/watched-repository-store.js";
 import { schedulerRound } from "../../src/scheduler/scheduler-round.js";
 import { createTestApp, TEST_API_KEY, type TestApp } from "../helpers/test-app.js";
 import { DIALECTS, dialectAvailable } from "../helpers/test-database.js";
@@ -39,7 +39,7 @@ for (const dialect of DIALECTS) {
         t.stub.state.repositories.delete("acme/gone");
 
         const round = schedulerRound({
-          repos: new RepoRepository(t.database.db),
+          repos: new WatchedRepositoryStore(t.database.db),
           check: (repository) => t.services.releases.checkRepository(repository, "scheduler"),
           logger: createLogging({ destination: t.logs, filter: "debug" }).forTarget(
             "delivery::scheduler",

@@ -1,7 +1,7 @@
 import { createLogging, systemClock } from "@rd/common";
 import { LogCapture } from "@rd/common/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RepoRepository } from "../../src/repositories/repo-repository.js";
+import { WatchedRepositoryStore } from "../../src/repositories/watched-repository-store.js";
 import { buildReleaseScheduler } from "../../src/scheduler/build-scheduler.js";
 import type { ReleaseScheduler } from "../../src/scheduler/release-scheduler.js";
 import { type GithubStub, startGithubStub } from "../fixtures/github-stub.js";
@@ -41,7 +41,7 @@ function schedulerOf(t: TestApp, logs: LogCapture): ReleaseScheduler {
     clock: systemClock,
     logging: createLogging({ destination: logs, filter: "debug" }),
     state: t.scheduler,
-    repos: new RepoRepository(t.database.db),
+    repos: new WatchedRepositoryStore(t.database.db),
     check: (repository) => t.services.releases.checkRepository(repository, "scheduler"),
   });
 }

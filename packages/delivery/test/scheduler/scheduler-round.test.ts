@@ -1,13 +1,13 @@
 import { AppError, createLogging } from "@rd/common";
 import { LogCapture } from "@rd/common/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RepoRepository } from "../../src/repositories/repo-repository.js";
+import { WatchedRepositoryStore } from "../../src/repositories/watched-repository-store.js";
 import { schedulerRound } from "../../src/scheduler/scheduler-round.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/test-database.js";
 
 describe("scheduler round", () => {
   let testDatabase: TestDatabase;
-  let repos: RepoRepository;
+  let repos: WatchedRepositoryStore;
   const logs = new LogCapture();
   const logger = createLogging({ destination: logs, filter: "debug" }).forTarget(
     "delivery::scheduler",
@@ -15,7 +15,7 @@ describe("scheduler round", () => {
 
   beforeAll(async () => {
     testDatabase = await createTestDatabase("sqlite");
-    repos = new RepoRepository((await testDatabase.open()).db);
+    repos = new WatchedRepositoryStore((await testDatabase.open()).db);
     const at = "2026-01-15T12:00:00.000Z";
     await repos.add("acme", "first", at);
     const paused = await repos.add("acme", "paused", at);

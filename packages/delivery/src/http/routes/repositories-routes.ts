@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
-import type { WatchedRepository } from "../../repositories/repo-repository.js";
 import type { RepoService } from "../../repositories/repo-service.js";
+import type { WatchedRepository } from "../../repositories/watched-repository-store.js";
 import { errors } from "../schemas.js";
 
 export interface RepositoriesRoutesOptions {

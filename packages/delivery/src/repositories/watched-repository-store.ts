@@ -28,7 +28,7 @@ function toRepository(row: Selectable<Schema["repositories"]>): WatchedRepositor
 }
 
 /** SQL for the `repositories` table. Owner and name compare case-insensitively. */
-export class RepoRepository {
+export class WatchedRepositoryStore {
   constructor(private readonly db: Kysely<Schema>) {}
 
   /** All repositories, oldest first; only active ones when `activeOnly`. */
