@@ -1,6 +1,6 @@
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import type { Octokit } from "@octokit/rest";
-import type { Logger } from "@rd/common";
+import { type Logger, messageOf } from "@rd/common";
 import { CodeHostUnavailable, WebhookExists, WebhookRejected } from "../../errors.js";
 import type {
   CodeHost,
@@ -280,7 +280,7 @@ export class GithubClient implements CodeHost {
 
   private unavailable(error: unknown) {
     const status = statusOf(error);
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = messageOf(error);
     this.logger.warn("code host request failed", { status, reason });
     return CodeHostUnavailable(
       status ? `The code host answered ${status}` : "The code host could not be reached",
