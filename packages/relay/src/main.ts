@@ -98,6 +98,32 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
       file: { path: current.ledger_file, maxBytes: current.ledger_max_bytes },
     }),
   });
+  try {
+    return await assembleRelay({ env, logging, clock, config, db, ledger });
+  } catch (error) {
+    // A boot that fails part-way (queue recovery, the SMTP certificate, the app) leaves nothing
+    // open: the caller gets the error, not a locked database.
+    await ledger.close();
+    db.close();
+    throw error;
+  }
+}
+
+/** Everything `createRelay` opens before it builds the rest: the one place that closes them. */
+interface OpenedState {
+  env: RelayEnv;
+  logging: Logging;
+  clock: Clock;
+  config: ConfigStore;
+  db: Database;
+  ledger: Ledger;
+}
+
+/** Adapters, services, ports and the app over the opened state; throws without closing it. */
+async function assembleRelay(opened: OpenedState): Promise<Relay> {
+  const { env, logging, clock, config, db, ledger } = opened;
+  const log = logging.forTarget("relay");
+  const current = config.current();
   const dns = createDnsResolver(env.dnsServer);
 
   if (env.authToken === undefined) {
@@ -135,15 +161,14 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
     intervalSecs: current.tick_interval_secs,
     logger: queueLog,
   });
-  const signer = createDkimSigner({ now: () => clock.now() });
-  const quota = createDomainQuota(createQuotaRepository(db), clock);
   const enqueue = createQueueIntake({ queue: queueRepository, spool, clock, logger: queueLog });
+  // One submission pipeline for both ports; the ports differ only in where a message goes.
   const submission = createSubmissionService({
     config,
     clock,
     ledger,
-    signer,
-    quota,
+    signer: createDkimSigner({ now: () => clock.now() }),
+    quota: createDomainQuota(createQuotaRepository(db), clock),
     dispatch: createMessageDispatch({
       asyncMode: env.asyncMode,
       deliverNow: outbound.deliver,
@@ -152,29 +177,18 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
   });
   // One per-IP count for both ports: SMTP connections and AUTH attempts count as HTTP requests.
   const throttle = createApiThrottle(() => config.current().api_rate_per_min, clock);
-  // The SMTP port: the same pipeline, but a message is always in the queue before its 250;
-  // in synchronous mode its delivery then starts at once (decisions, "SMTP submission").
+  // The SMTP port: a message is always in the queue before its 250; in synchronous mode its
+  // delivery then starts at once (decisions, "SMTP submission").
   const smtp = await createConfiguredSubmissionServer(current, env.configPath, {
     gate: createAddressGate(() => config.current(), throttle),
     authenticator,
-    submission: createSubmissionService({
-      config,
-      clock,
-      ledger,
-      signer,
-      quota,
-      dispatch: createPersistedDispatch({
-        enqueue,
-        ...(!env.asyncMode && { afterPersist: () => queueWorker.tickSoon() }),
-      }),
+    submission,
+    dispatch: createPersistedDispatch({
+      enqueue,
+      ...(!env.asyncMode && { afterPersist: () => queueWorker.tickSoon() }),
     }),
     ledger,
     logger: logging.forTarget(SMTP_TARGET),
-  }).catch(async (error: unknown) => {
-    // An unusable certificate stops the boot: release what was opened so far.
-    await ledger.close();
-    db.close();
-    throw error;
   });
   const app = await buildApp({
     env,

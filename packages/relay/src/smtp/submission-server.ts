@@ -15,6 +15,7 @@ import { parseListenAddress } from "../config/listen-address.js";
 import { Errors } from "../errors.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { NO_MESSAGE_ID } from "../ledger/ledger-events.js";
+import type { MessageDispatch } from "../submission/message-dispatch.js";
 import { messageIdOfRefusal, type SubmissionService } from "../submission/submission-service.js";
 import { collectMessage } from "./message-collector.js";
 import {
@@ -61,8 +62,9 @@ export interface SubmissionServerDeps {
   /** The allowlist and per-IP throttle, counting in the same windows as HTTP requests. */
   gate: AddressGate;
   authenticator: ClientAuthenticator;
-  /** Built with the persisted dispatch: the `250` means the message is in the queue. */
   submission: SubmissionService;
+  /** The persisted dispatch each message goes through: the `250` means it is in the queue. */
+  dispatch: MessageDispatch;
   ledger: Ledger;
   logger: Logger;
 }
@@ -160,11 +162,15 @@ export function createSubmissionServer(deps: SubmissionServerDeps): SubmissionSe
       throw refuse(refusalOf(Errors.payloadTooLarge.code, text), NO_MESSAGE_ID, session);
     }
     try {
-      const outcome = await submission.submitRaw(client, {
-        from: mailFrom.address,
-        to: session.envelope.rcptTo.map((rcpt) => rcpt.address),
-        raw: collected.raw,
-      });
+      const outcome = await submission.submitRaw(
+        client,
+        {
+          from: mailFrom.address,
+          to: session.envelope.rcptTo.map((rcpt) => rcpt.address),
+          raw: collected.raw,
+        },
+        deps.dispatch,
+      );
       logger.info("message accepted", {
         session: session.id,
         client_id: client.client_id,

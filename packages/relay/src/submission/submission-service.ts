@@ -49,8 +49,15 @@ export interface SubmissionService {
    * which may then send for any configured active domain.
    */
   submitFields(client: ClientRecord | undefined, fields: SendFields): Promise<SubmissionOutcome>;
-  /** `POST /send-raw` and SMTP: a client always. */
-  submitRaw(client: ClientRecord, submission: RawSubmission): Promise<SubmissionOutcome>;
+  /**
+   * `POST /send-raw` and SMTP: a client always. `dispatch` replaces the service's own for this
+   * message: the SMTP port's, which has the message in the queue before it answers.
+   */
+  submitRaw(
+    client: ClientRecord,
+    submission: RawSubmission,
+    dispatch?: MessageDispatch,
+  ): Promise<SubmissionOutcome>;
   /**
    * The envelope checks `submitRaw` starts with (address, the client's list, then the domain's
    * configuration), for a transport that refuses before the message arrives (SMTP MAIL FROM).
@@ -64,6 +71,7 @@ export interface SubmissionDeps {
   ledger: Ledger;
   signer: DkimSigner;
   quota: DomainQuota;
+  /** Where accepted messages go unless a transport passes its own (see `submitRaw`). */
   dispatch: MessageDispatch;
 }
 
@@ -106,6 +114,7 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
     envelope: { from: string; domain: string; recipients: readonly string[] },
     domainConfig: DomainConfig,
     built: { messageId: string; message: Buffer; subjectLength: number; bodyBytes: number },
+    dispatch: MessageDispatch,
   ): Promise<SubmissionOutcome> {
     const { messageId } = built;
     try {
@@ -135,7 +144,7 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
           domain: envelope.domain,
           selector,
         });
-        const results = await deps.dispatch.send({
+        const results = await dispatch.send({
           messageId,
           clientId: client?.client_id,
           envelopeFrom: envelope.from,
@@ -143,7 +152,7 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
           recipients: envelope.recipients,
           message: signed,
         });
-        return { messageId, mode: deps.dispatch.mode, results };
+        return { messageId, mode: dispatch.mode, results };
       } catch (error) {
         refund();
         throw error;
@@ -177,6 +186,7 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
           subjectLength: send.subject.length,
           bodyBytes: Buffer.byteLength(send.text ?? "") + Buffer.byteLength(send.html ?? ""),
         },
+        deps.dispatch,
       );
     },
 
@@ -184,7 +194,7 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
       authorize(client, envelopeSender(from).domain);
     },
 
-    async submitRaw(client, submission) {
+    async submitRaw(client, submission, dispatch = deps.dispatch) {
       const from = envelopeSender(submission.from);
       const recipients = uniqueRecipients(submission.to).map((mailbox) => mailbox.address);
       const domainConfig = authorize(client, from.domain);
@@ -198,6 +208,7 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
         { from: from.address, domain: from.domain, recipients },
         domainConfig,
         prepared,
+        dispatch,
       );
     },
   };
