@@ -96,7 +96,8 @@ module.exports = {
     },
     {
       name: "not-to-unresolvable",
-      comment: "Every import resolves (an unresolved one would hide its edge from the rules).",
+      comment:
+        "Every import resolves, or its edge would escape the rules. @rd/common resolves to its build: run `npm run build` first.",
       severity: "error",
       from: {},
       to: { couldNotResolve: true },
