@@ -1,21 +1,28 @@
+import { type Static, Type } from "@sinclair/typebox";
 import type { Kysely, Selectable } from "kysely";
 import { fromDbBool, toDbBool } from "../db/dialect.js";
 import type { Schema } from "../db/schema.js";
 
 /** What a notification tells: a release processed, partially processed or failed. */
-export type NotificationType = "release_processed" | "release_partial" | "release_failed";
+export const NotificationType = Type.Union([
+  Type.Literal("release_processed"),
+  Type.Literal("release_partial"),
+  Type.Literal("release_failed"),
+]);
+export type NotificationType = Static<typeof NotificationType>;
 
-/** A stored notification, in its wire shape. */
-export interface Notification {
-  readonly id: number;
-  readonly type: NotificationType;
-  readonly repository: string;
-  readonly tag: string;
-  readonly message: string;
+/** A stored notification: the wire schema and its type. */
+export const Notification = Type.Object({
+  id: Type.Integer(),
+  type: NotificationType,
+  repository: Type.String(),
+  tag: Type.String(),
+  message: Type.String(),
   /** Whether the messaging channel took it. */
-  readonly delivered: boolean;
-  readonly created_at: string;
-}
+  delivered: Type.Boolean(),
+  created_at: Type.String(),
+});
+export type Notification = Static<typeof Notification>;
 
 export type NewNotification = Omit<Notification, "id" | "delivered">;
 

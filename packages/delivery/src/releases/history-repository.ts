@@ -1,24 +1,39 @@
 import { randomUUID } from "node:crypto";
+import { type Static, Type } from "@sinclair/typebox";
 import type { Kysely, Selectable } from "kysely";
 import { isUniqueViolation } from "../db/errors.js";
 import type { ReleaseHistoryTable, Schema } from "../db/schema.js";
 
-export type HistoryStatus = "success" | "partial" | "failed";
-export type ProcessingTrigger = "manual" | "scheduler" | "webhook" | "reprocess";
+export const HistoryStatus = Type.Union([
+  Type.Literal("success"),
+  Type.Literal("partial"),
+  Type.Literal("failed"),
+]);
+export type HistoryStatus = Static<typeof HistoryStatus>;
 
-/** The wire shape of a history record. */
-export interface HistoryRecord {
-  id: number;
-  repository: string;
-  tag: string;
-  name: string;
-  status: HistoryStatus;
-  files_count: number;
-  total_bytes: number;
-  errors: string[];
-  trigger: ProcessingTrigger;
-  processed_at: string;
-}
+/** What started a processing. */
+export const ProcessingTrigger = Type.Union([
+  Type.Literal("manual"),
+  Type.Literal("scheduler"),
+  Type.Literal("webhook"),
+  Type.Literal("reprocess"),
+]);
+export type ProcessingTrigger = Static<typeof ProcessingTrigger>;
+
+/** A history record: the wire schema and its type. */
+export const HistoryRecord = Type.Object({
+  id: Type.Integer(),
+  repository: Type.String(),
+  tag: Type.String(),
+  name: Type.String(),
+  status: HistoryStatus,
+  files_count: Type.Integer(),
+  total_bytes: Type.Integer(),
+  errors: Type.Array(Type.String()),
+  trigger: ProcessingTrigger,
+  processed_at: Type.String(),
+});
+export type HistoryRecord = Static<typeof HistoryRecord>;
 
 /**
  * The tag of the record about a repository itself rather than one of its releases: the

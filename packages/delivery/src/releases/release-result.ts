@@ -1,45 +1,51 @@
 import { deepFreeze } from "@rd/common";
+import { type Static, Type } from "@sinclair/typebox";
 import type { HistoryRecord } from "./history-repository.js";
 
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+
 /** One object (or versioned + latest pair) written for a release. */
-export interface ProcessedFile {
-  readonly file: string;
-  readonly size: number;
-  readonly versioned_url: string | null;
-  readonly latest_url: string | null;
-}
+export const ProcessedFile = Type.Object({
+  file: Type.String(),
+  size: Type.Integer(),
+  versioned_url: NullableString,
+  latest_url: NullableString,
+});
+export type ProcessedFile = Static<typeof ProcessedFile>;
 
 /** A declared artifact as published. */
-export interface PublishedArtifact {
-  readonly file: string;
-  readonly destination: string;
-  readonly type: "binary" | "zip";
-  readonly size: number;
-  readonly latest_url: string | null;
-}
+export const PublishedArtifact = Type.Object({
+  file: Type.String(),
+  destination: Type.String(),
+  type: Type.Union([Type.Literal("binary"), Type.Literal("zip")]),
+  size: Type.Integer(),
+  latest_url: NullableString,
+});
+export type PublishedArtifact = Static<typeof PublishedArtifact>;
 
 /** A declared doc as published. */
-export interface PublishedDoc {
-  readonly type: string;
-  readonly file: string;
-  readonly destination: string;
-  readonly latest_url: string | null;
-}
+export const PublishedDoc = Type.Object({
+  type: Type.String(),
+  file: Type.String(),
+  destination: Type.String(),
+  latest_url: NullableString,
+});
+export type PublishedDoc = Static<typeof PublishedDoc>;
 
 /**
- * The "Release processing result" of the specification (check, reprocess, webhook). Built once,
- * by `buildResult`, and frozen. NOTE: its lists are typed mutable only because Fastify's reply
- * types (from the TypeBox schema) take no readonly arrays; the stages work on `ResultPart`.
+ * The "Release processing result" of the specification (check, reprocess, webhook): the wire
+ * schema and its type. Built once, by `buildResult`, and frozen; the stages work on `ResultPart`.
  */
-export interface ReleaseResult {
-  readonly repository: string;
-  readonly tag: string;
-  readonly processed: ProcessedFile[];
-  readonly artifacts: PublishedArtifact[];
-  readonly documentation: PublishedDoc[];
-  readonly skipped: string[];
-  readonly errors: string[];
-}
+export const ReleaseResult = Type.Object({
+  repository: Type.String(),
+  tag: Type.String(),
+  processed: Type.Array(ProcessedFile),
+  artifacts: Type.Array(PublishedArtifact),
+  documentation: Type.Array(PublishedDoc),
+  skipped: Type.Array(Type.String()),
+  errors: Type.Array(Type.String()),
+});
+export type ReleaseResult = Static<typeof ReleaseResult>;
 
 /** What one stage of a processing contributes to its result; missing lists add nothing. */
 export interface ResultPart {
@@ -62,20 +68,29 @@ export type Processing =
       readonly result: ReleaseResult;
     };
 
-/** The "Dry-run listing" of the specification. */
-export interface DryRunListing {
-  repository: string;
-  total_releases: number;
-  releases: Array<{
-    tag: string;
-    name: string;
-    created_at: string;
-    prerelease: boolean;
-    draft: boolean;
-    assets_count: number;
-    assets: Array<{ name: string; size: number; download_url: string }>;
-  }>;
-}
+/** The "Dry-run listing" of the specification: every release, nothing processed. */
+export const DryRunListing = Type.Object({
+  repository: Type.String(),
+  total_releases: Type.Integer(),
+  releases: Type.Array(
+    Type.Object({
+      tag: Type.String(),
+      name: Type.String(),
+      created_at: Type.String(),
+      prerelease: Type.Boolean(),
+      draft: Type.Boolean(),
+      assets_count: Type.Integer(),
+      assets: Type.Array(
+        Type.Object({ name: Type.String(), size: Type.Integer(), download_url: Type.String() }),
+      ),
+    }),
+  ),
+});
+export type DryRunListing = Static<typeof DryRunListing>;
+
+/** A repository whose check or listing failed, in a check-all or dry-run-all answer. */
+export const RepositoryError = Type.Object({ repository: Type.String(), error: Type.String() });
+export type RepositoryError = Static<typeof RepositoryError>;
 
 /** The parts joined in order (each list concatenated, into new arrays). */
 export function joinParts(parts: readonly ResultPart[]): Required<ResultPart> {

@@ -6,14 +6,19 @@ import type {
 } from "../repositories/watched-repository-store.js";
 import type { HistoryRecord, HistoryRepository, ProcessingTrigger } from "./history-repository.js";
 import type { ReleaseProcessor } from "./release-processor.js";
-import type { DryRunListing, Processing, ReleaseResult } from "./release-result.js";
+import type {
+  DryRunListing,
+  Processing,
+  ReleaseResult,
+  RepositoryError,
+} from "./release-result.js";
 import { assertValidTag } from "./release-tag.js";
 
 /** Default and ceiling of `GET /monitor/history?limit=`. */
 export const HISTORY_DEFAULT_LIMIT = 100;
 export const HISTORY_MAX_LIMIT = 1000;
 
-export type CheckAllEntry = ReleaseResult | { repository: string; error: string };
+export type CheckAllEntry = ReleaseResult | RepositoryError;
 
 /**
  * Answers of a check that are about the repository, not failures of the service: no release
@@ -107,10 +112,10 @@ export class ReleaseService {
 
   /** `GET /monitor/dry-run`: every registered repository; one that fails gives `{repository, error}`. */
   async dryRunAll(): Promise<{
-    repositories: Array<DryRunListing | { repository: string; error: string }>;
+    repositories: Array<DryRunListing | RepositoryError>;
   }> {
     const repositories = await this.repos.list({ activeOnly: false });
-    const listings: Array<DryRunListing | { repository: string; error: string }> = [];
+    const listings: Array<DryRunListing | RepositoryError> = [];
     for (const repository of repositories) {
       try {
         listings.push(await this.processor.dryRun(repository));

@@ -1,4 +1,5 @@
 import type { Clock } from "@rd/common";
+import { type Static, Type } from "@sinclair/typebox";
 import type { RateLimit, RateLimitSource } from "../codehost/code-host.js";
 
 /** How long a code-host rate limit reading is reused: /monitor/status is public and cheap. */
@@ -28,21 +29,24 @@ export interface StatusSources {
   readonly clock: Clock;
 }
 
-/** The `GET /monitor/status` document. */
-export interface SystemStatus {
-  version: string;
-  repositories: { active: number; total: number };
-  releases_last_24h: number;
+const NullableInt = Type.Union([Type.Integer(), Type.Null()]);
+
+/** The `GET /monitor/status` document: the wire schema and its type. */
+export const SystemStatus = Type.Object({
+  version: Type.String(),
+  repositories: Type.Object({ active: Type.Integer(), total: Type.Integer() }),
+  releases_last_24h: Type.Integer(),
   /** Null fields when the code host could not be asked. */
-  codehost_rate_limit: {
-    limit: number | null;
-    remaining: number | null;
-    used: number | null;
-    reset: number | null;
-  };
-  services: { mysql: boolean; objectstore: boolean };
-  scheduler: { running: boolean; interval_minutes: number };
-}
+  codehost_rate_limit: Type.Object({
+    limit: NullableInt,
+    remaining: NullableInt,
+    used: NullableInt,
+    reset: NullableInt,
+  }),
+  services: Type.Object({ mysql: Type.Boolean(), objectstore: Type.Boolean() }),
+  scheduler: Type.Object({ running: Type.Boolean(), interval_minutes: Type.Integer() }),
+});
+export type SystemStatus = Static<typeof SystemStatus>;
 
 const UNKNOWN_RATE_LIMIT = { limit: null, remaining: null, used: null, reset: null };
 

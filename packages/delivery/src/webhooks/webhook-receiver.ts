@@ -1,6 +1,7 @@
 import type { Logger } from "@rd/common";
+import { type Static, Type } from "@sinclair/typebox";
 import { InvalidSignature, RepositoryNotRegistered } from "../errors.js";
-import type { ReleaseResult } from "../releases/release-processor.js";
+import { ReleaseResult } from "../releases/release-result.js";
 import type { ReleaseService } from "../releases/release-service.js";
 import type { WatchedRepository } from "../repositories/watched-repository-store.js";
 import { DeliveryDeduplicator } from "./delivery-deduplicator.js";
@@ -21,11 +22,18 @@ export interface WebhookDelivery {
   readonly body: Buffer;
 }
 
-/** The 200 answers of the receiver (errors are thrown). */
-export type WebhookAnswer =
-  | { success: true; message: "pong" }
-  | { success: true; ignored: true; reason: string }
-  | { success: true; result: ReleaseResult };
+/**
+ * The 200 answers of the receiver (errors are thrown): `{message: "pong"}`, `{ignored, reason}`
+ * or `{result}`, each with `success: true`.
+ */
+export const WebhookAnswer = Type.Object({
+  success: Type.Literal(true),
+  message: Type.Optional(Type.String()),
+  ignored: Type.Optional(Type.Literal(true)),
+  reason: Type.Optional(Type.String()),
+  result: Type.Optional(ReleaseResult),
+});
+export type WebhookAnswer = Static<typeof WebhookAnswer>;
 
 export interface WebhookReceiverDeps {
   /** `HOSTING_WEBHOOK_SECRET`; undefined refuses every delivery. */

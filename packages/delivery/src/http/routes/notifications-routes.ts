@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import { NotificationNotFound } from "../../errors.js";
+import { Notification } from "../../notifications/notification-repository.js";
 import {
   DEFAULT_RETENTION_DAYS,
   type NotificationService,
@@ -16,20 +17,6 @@ const DEFAULT_LIST_LIMIT = 100;
 const MAX_LIST_LIMIT = 1_000;
 /** Cleanup refuses ages beyond this (ten years): a larger number is a mistake, not a policy. */
 const MAX_RETENTION_DAYS = 3_650;
-
-const Notification = Type.Object({
-  id: Type.Integer(),
-  type: Type.Union([
-    Type.Literal("release_processed"),
-    Type.Literal("release_partial"),
-    Type.Literal("release_failed"),
-  ]),
-  repository: Type.String(),
-  tag: Type.String(),
-  message: Type.String(),
-  delivered: Type.Boolean(),
-  created_at: Type.String(),
-});
 
 /**
  * Notifications and the messaging-channel test. Listing: API key or user; deleting, cleaning up

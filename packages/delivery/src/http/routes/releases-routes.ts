@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
+import { HistoryRecord } from "../../releases/history-repository.js";
+import { DryRunListing, ReleaseResult, RepositoryError } from "../../releases/release-result.js";
 import {
   HISTORY_DEFAULT_LIMIT,
   HISTORY_MAX_LIMIT,
@@ -10,79 +12,6 @@ import { errors } from "../schemas.js";
 export interface ReleasesRoutesOptions {
   readonly releases: ReleaseService;
 }
-
-const NullableString = Type.Union([Type.String(), Type.Null()]);
-
-/** The specification's "Release processing result" (also the webhook receiver's `result`). */
-export const ReleaseResult = Type.Object({
-  repository: Type.String(),
-  tag: Type.String(),
-  processed: Type.Array(
-    Type.Object({
-      file: Type.String(),
-      size: Type.Integer(),
-      versioned_url: NullableString,
-      latest_url: NullableString,
-    }),
-  ),
-  artifacts: Type.Array(
-    Type.Object({
-      file: Type.String(),
-      destination: Type.String(),
-      type: Type.Union([Type.Literal("binary"), Type.Literal("zip")]),
-      size: Type.Integer(),
-      latest_url: NullableString,
-    }),
-  ),
-  documentation: Type.Array(
-    Type.Object({
-      type: Type.String(),
-      file: Type.String(),
-      destination: Type.String(),
-      latest_url: NullableString,
-    }),
-  ),
-  skipped: Type.Array(Type.String()),
-  errors: Type.Array(Type.String()),
-});
-
-const RepositoryError = Type.Object({ repository: Type.String(), error: Type.String() });
-
-const DryRunListing = Type.Object({
-  repository: Type.String(),
-  total_releases: Type.Integer(),
-  releases: Type.Array(
-    Type.Object({
-      tag: Type.String(),
-      name: Type.String(),
-      created_at: Type.String(),
-      prerelease: Type.Boolean(),
-      draft: Type.Boolean(),
-      assets_count: Type.Integer(),
-      assets: Type.Array(
-        Type.Object({ name: Type.String(), size: Type.Integer(), download_url: Type.String() }),
-      ),
-    }),
-  ),
-});
-
-const HistoryRecord = Type.Object({
-  id: Type.Integer(),
-  repository: Type.String(),
-  tag: Type.String(),
-  name: Type.String(),
-  status: Type.Union([Type.Literal("success"), Type.Literal("partial"), Type.Literal("failed")]),
-  files_count: Type.Integer(),
-  total_bytes: Type.Integer(),
-  errors: Type.Array(Type.String()),
-  trigger: Type.Union([
-    Type.Literal("manual"),
-    Type.Literal("scheduler"),
-    Type.Literal("webhook"),
-    Type.Literal("reprocess"),
-  ]),
-  processed_at: Type.String(),
-});
 
 const HistoryPage = Type.Object({ history: Type.Array(HistoryRecord), total: Type.Integer() });
 

@@ -1,9 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { Type } from "@sinclair/typebox";
-import type { WebhookReceiver } from "../../webhooks/webhook-receiver.js";
+import { WebhookAnswer, type WebhookReceiver } from "../../webhooks/webhook-receiver.js";
 import { SIGNATURE_HEADER } from "../../webhooks/webhook-signature.js";
 import { errors } from "../schemas.js";
-import { ReleaseResult } from "./releases-routes.js";
 
 export interface WebhookReceiverRoutesOptions {
   readonly receiver: WebhookReceiver;
@@ -15,14 +13,6 @@ export interface WebhookReceiverRoutesOptions {
  * unauthenticated body is held in memory until its signature is checked.
  */
 export const WEBHOOK_BODY_LIMIT_BYTES = 5 * 1024 * 1024;
-
-const WebhookAnswer = Type.Object({
-  success: Type.Literal(true),
-  message: Type.Optional(Type.String()),
-  ignored: Type.Optional(Type.Literal(true)),
-  reason: Type.Optional(Type.String()),
-  result: Type.Optional(ReleaseResult),
-});
 
 /** `POST /webhook/codehost`: public, authenticated by the delivery's HMAC signature. */
 export const webhookReceiverRoutes: FastifyPluginAsyncTypebox<
