@@ -1,25 +1,37 @@
+import { type Static, Type } from "@sinclair/typebox";
 import { normalizeDomainName } from "../addresses/domain-name.js";
 import { type IpAddress, inAnyRange, parseAddressRange } from "../addresses/ip-range.js";
 import type { ConfigStore } from "../config/config-store.js";
-import type { Limits } from "../config/schema.js";
+import {
+  ApiRatePerMinSchema,
+  type Limits,
+  LimitsSchema,
+  SendDelaySecsSchema,
+} from "../config/schema.js";
 import { Errors } from "../errors.js";
 
-/** The rate-limit settings object of the specification. */
-export interface RateLimitSettings {
-  api_rate_per_min: number;
-  send_delay_secs: number;
-  default_domain_limits: Limits;
-  /** Omitted when no domain has an override. */
-  per_domain?: Record<string, Limits>;
-}
+// The configuration file's own field schemas: a value the API accepts always loads at boot.
 
-export interface RateLimitChange {
-  api_rate_per_min?: number;
-  send_delay_secs?: number;
-  default_domain_limits?: Limits;
-  /** The listed domains' overrides are replaced; the others are kept. */
-  domains?: Record<string, Limits>;
-}
+/** The rate-limit settings object of the specification; `per_domain` only when one exists. */
+export const RateLimitSettingsSchema = Type.Object({
+  api_rate_per_min: ApiRatePerMinSchema,
+  send_delay_secs: SendDelaySecsSchema,
+  default_domain_limits: LimitsSchema,
+  per_domain: Type.Optional(Type.Record(Type.String(), LimitsSchema)),
+});
+export type RateLimitSettings = Static<typeof RateLimitSettingsSchema>;
+
+/** A change of some settings; the listed domains' overrides are replaced, the others kept. */
+export const RateLimitChangeSchema = Type.Object(
+  {
+    api_rate_per_min: Type.Optional(ApiRatePerMinSchema),
+    send_delay_secs: Type.Optional(SendDelaySecsSchema),
+    default_domain_limits: Type.Optional(LimitsSchema),
+    domains: Type.Optional(Type.Record(Type.String(), LimitsSchema)),
+  },
+  { additionalProperties: false },
+);
+export type RateLimitChange = Static<typeof RateLimitChangeSchema>;
 
 /** Reads and changes the limits and the allowlist; every change is written to the config file. */
 export interface AccessSettings {

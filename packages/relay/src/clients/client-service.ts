@@ -1,5 +1,6 @@
-import { normalizeDomainName } from "../addresses/domain-name.js";
 import type { Clock } from "@rd/common";
+import { type Static, Type } from "@sinclair/typebox";
+import { normalizeDomainName } from "../addresses/domain-name.js";
 import type { ConfigStore } from "../config/config-store.js";
 import { Errors } from "../errors.js";
 import type { ClientRecord, ClientRepository } from "../state/client-repository.js";
@@ -7,19 +8,22 @@ import type { ClientAuthenticator } from "./client-authenticator.js";
 import { hashSecret, newClientId, newSecret, SECRET_NOTICE } from "./client-secret.js";
 
 /** A client as the API shows it: never the secret or its hash. */
-export interface ClientView {
-  client_id: string;
-  name: string;
-  domains: string[];
-  active: boolean;
-  created_at: string;
-}
+export const ClientViewSchema = Type.Object({
+  client_id: Type.String({ pattern: "^cli_[0-9a-f]{16}$" }),
+  name: Type.String(),
+  domains: Type.Array(Type.String()),
+  active: Type.Boolean(),
+  created_at: Type.String({ format: "date-time" }),
+});
+export type ClientView = Static<typeof ClientViewSchema>;
 
-export interface IssuedSecret {
-  client_id: string;
-  secret: string;
-  aviso: string;
-}
+/** A new secret, in the one answer that shows it. */
+export const IssuedSecretSchema = Type.Object({
+  client_id: Type.String(),
+  secret: Type.String({ description: "48 hex characters; shown only here" }),
+  aviso: Type.String(),
+});
+export type IssuedSecret = Static<typeof IssuedSecretSchema>;
 
 export interface ClientService {
   create(input: { name: string; domains: readonly string[] }): Promise<ClientView & IssuedSecret>;

@@ -1,19 +1,22 @@
+import { type Static, Type } from "@sinclair/typebox";
+
 /** One DNS record to publish. */
-export interface DnsRecord {
-  readonly host: string;
-  readonly type: "TXT";
-  readonly value: string;
-}
+const DnsRecordSchema = Type.Object({
+  host: Type.String(),
+  type: Type.Literal("TXT"),
+  value: Type.String(),
+});
 
 /** The DNS kit returned by `POST /domains` and `GET /domains/{domain}/instructions`. */
-export interface DnsKit {
-  readonly domain: string;
-  readonly selector: string;
-  readonly dkim: DnsRecord;
-  readonly spf: DnsRecord;
-  readonly dmarc: DnsRecord;
-  readonly note: string;
-}
+export const DnsKitSchema = Type.Object({
+  domain: Type.String(),
+  selector: Type.String(),
+  dkim: DnsRecordSchema,
+  spf: DnsRecordSchema,
+  dmarc: DnsRecordSchema,
+  note: Type.String(),
+});
+export type DnsKit = Static<typeof DnsKitSchema>;
 
 export interface DnsKitInput {
   readonly domain: string;

@@ -1,20 +1,21 @@
 import type { Logger } from "@rd/common";
+import { type Static, Type } from "@sinclair/typebox";
 import { isValidSelector, normalizeDomainName } from "../addresses/domain-name.js";
 import type { ConfigStore } from "../config/config-store.js";
-import type { Limits, RelayConfig } from "../config/schema.js";
-import { DEFAULTS } from "../config/schema.js";
+import { DEFAULTS, LimitsSchema, type RelayConfig } from "../config/schema.js";
 import { buildDnsKit, type DnsKit } from "../dkim/dns-kit.js";
 import { readPrivateKeyFile, removePrivateKeyFile, writePrivateKeyFile } from "../dkim/key-file.js";
 import { generateDkimPrivateKey, spkiPublicKeyBase64 } from "../dkim/key-pair.js";
 import { Errors } from "../errors.js";
 
 /** A domain as `GET /domains` lists it; `limits` are the ones in force (override or default). */
-export interface DomainView {
-  domain: string;
-  status: "pending" | "active";
-  selector: string;
-  limits: Limits;
-}
+export const DomainViewSchema = Type.Object({
+  domain: Type.String(),
+  status: Type.Union([Type.Literal("pending"), Type.Literal("active")]),
+  selector: Type.String(),
+  limits: LimitsSchema,
+});
+export type DomainView = Static<typeof DomainViewSchema>;
 
 export interface DomainService {
   /** Registers a `pending` domain with a new RSA-2048 key; returns its DNS kit. */

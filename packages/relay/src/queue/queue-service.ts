@@ -1,9 +1,10 @@
-import type { QueueEntry, QueueRepository, QueueState } from "../state/queue-repository.js";
-
-/** The delivery states and entry shape `GET /queue` answers with (the repository's rows). */
-export { QUEUE_STATES, type QueueEntry, type QueueState } from "../state/queue-repository.js";
-
+import { type Static, Type } from "@sinclair/typebox";
+import { type QueueEntry, QueueStateSchema } from "../state/queue-entry.js";
+import type { QueueRepository } from "../state/queue-repository.js";
 import type { QueueWorker, TickReport } from "./queue-worker.js";
+
+/** The entry shape `GET /queue` answers with: the repository's rows. */
+export { type QueueEntry, QueueEntrySchema } from "../state/queue-entry.js";
 
 /** `GET /queue` without `limite` returns this many entries. */
 export const QUEUE_LIST_DEFAULT_LIMIT = 100;
@@ -11,13 +12,23 @@ export const QUEUE_LIST_DEFAULT_LIMIT = 100;
 export const QUEUE_LIST_MAX_LIMIT = 500;
 
 /** `GET /queue` query, as the wire names it. */
-export interface QueueQuery {
-  estado?: QueueState;
-  rcpt?: string;
-  message_id?: string;
-  client_id?: string;
-  limite?: number;
-}
+export const QueueQuerySchema = Type.Object(
+  {
+    estado: Type.Optional(QueueStateSchema),
+    rcpt: Type.Optional(
+      Type.String({ minLength: 1, description: "partial match on the recipient" }),
+    ),
+    message_id: Type.Optional(
+      Type.String({ minLength: 1, description: "every delivery of a message" }),
+    ),
+    client_id: Type.Optional(Type.String({ minLength: 1 })),
+    limite: Type.Optional(
+      Type.Integer({ minimum: 1, description: "default 100; above 500 is taken as 500" }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type QueueQuery = Static<typeof QueueQuerySchema>;
 
 /** The queue as the admin endpoints see it: drain what is due, and inspect deliveries. */
 export interface QueueService {

@@ -1,4 +1,5 @@
 import { type Clock, type Logger, messageOf } from "@rd/common";
+import { type Static, Type } from "@sinclair/typebox";
 import { domainOf } from "../addresses/email-address.js";
 import type { RelayConfig } from "../config/schema.js";
 import type { DeliveryAttempt } from "../outbound/delivery-attempt.js";
@@ -12,17 +13,20 @@ import type { QueueRepository, QueueRow } from "../state/queue-repository.js";
 import { afterFailedAttempt } from "./queue-backoff.js";
 import type { SpoolStore } from "./spool-store.js";
 
-/** The answer of `POST /queue/tick` (wire contract: the field names are kept as specified). */
-export interface TickReport {
-  /** False when an entry could not be processed for a local reason (logged); it is retried later. */
-  ok: boolean;
-  /** Another tick was running: this one did nothing. */
-  ocupado: boolean;
-  tentados: number;
-  entregues: number;
-  falhos: number;
-  reagendados: number;
-}
+/**
+ * The answer of `POST /queue/tick` (wire contract: the field names are kept as specified).
+ * `ok` is false when an entry could not be processed for a local reason (logged); it is retried
+ * later.
+ */
+export const TickReportSchema = Type.Object({
+  ok: Type.Boolean(),
+  ocupado: Type.Boolean({ description: "another tick was running; this one did nothing" }),
+  tentados: Type.Integer(),
+  entregues: Type.Integer(),
+  falhos: Type.Integer(),
+  reagendados: Type.Integer(),
+});
+export type TickReport = Static<typeof TickReportSchema>;
 
 /**
  * Deliveries a tick runs at once when `send_delay_secs` is 0 (no gate). With a delay the gate

@@ -1,23 +1,5 @@
 import type { Database } from "better-sqlite3";
-
-/** `estado` of a delivery (wire contract). */
-export type QueueState = "queued" | "sending" | "sent" | "failed";
-export const QUEUE_STATES: readonly QueueState[] = ["queued", "sending", "sent", "failed"];
-
-/** One delivery (one recipient of one message) as `GET /queue` shows it. Times in epoch seconds. */
-export interface QueueEntry {
-  pk: number;
-  message_id: string;
-  /** The sending client; null for a `/send` on an open instance (no credential). */
-  client_id: string | null;
-  envelope_from: string;
-  rcpt: string;
-  estado: QueueState;
-  attempts: number;
-  next_attempt_at: number;
-  last_error: string | null;
-  created_at: number;
-}
+import type { QueueEntry, QueueState } from "./queue-entry.js";
 
 /** The full row (schema: migration `queue`): the entry plus what the queue worker needs. */
 export interface QueueRow extends QueueEntry {

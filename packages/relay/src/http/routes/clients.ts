@@ -1,20 +1,7 @@
 import { Type } from "@sinclair/typebox";
+import { ClientViewSchema, IssuedSecretSchema } from "../../clients/client-service.js";
 import type { AppDeps, RelayApp } from "../app-deps.js";
 import { OkBody, responses } from "../schemas.js";
-
-const Client = Type.Object({
-  client_id: Type.String({ pattern: "^cli_[0-9a-f]{16}$" }),
-  name: Type.String(),
-  domains: Type.Array(Type.String()),
-  active: Type.Boolean(),
-  created_at: Type.String({ format: "date-time" }),
-});
-
-const Issued = {
-  client_id: Type.String(),
-  secret: Type.String({ description: "48 hex characters; shown only here" }),
-  aviso: Type.String(),
-};
 
 const Params = Type.Object({ client_id: Type.String() });
 const DomainList = Type.Array(Type.String(), { maxItems: 1000 });
@@ -29,7 +16,10 @@ export function clientRoutes(app: RelayApp, { clients }: AppDeps): void {
           { name: Type.String({ maxLength: 200 }), domains: DomainList },
           { additionalProperties: false },
         ),
-        response: responses({ 201: Type.Composite([Client, Type.Object(Issued)]) }, [400, 401]),
+        response: responses(
+          { 201: Type.Composite([ClientViewSchema, IssuedSecretSchema]) },
+          [400, 401],
+        ),
       },
     },
     async (request, reply) => reply.code(201).send(await clients.create(request.body)),
@@ -40,7 +30,7 @@ export function clientRoutes(app: RelayApp, { clients }: AppDeps): void {
     {
       schema: {
         summary: "List clients (never their secrets)",
-        response: responses({ 200: Type.Object({ clients: Type.Array(Client) }) }, [401]),
+        response: responses({ 200: Type.Object({ clients: Type.Array(ClientViewSchema) }) }, [401]),
       },
     },
     async () => ({ clients: clients.list() }),
@@ -52,7 +42,7 @@ export function clientRoutes(app: RelayApp, { clients }: AppDeps): void {
       schema: {
         summary: "One client",
         params: Params,
-        response: responses({ 200: Client }, [401, 404]),
+        response: responses({ 200: ClientViewSchema }, [401, 404]),
       },
     },
     async (request) => clients.get(request.params.client_id),
@@ -64,7 +54,7 @@ export function clientRoutes(app: RelayApp, { clients }: AppDeps): void {
       schema: {
         summary: "Issue a new secret; the old one stops working at once",
         params: Params,
-        response: responses({ 200: Type.Object(Issued) }, [401, 404]),
+        response: responses({ 200: IssuedSecretSchema }, [401, 404]),
       },
     },
     async (request) => clients.rotate(request.params.client_id),
@@ -77,7 +67,7 @@ export function clientRoutes(app: RelayApp, { clients }: AppDeps): void {
         summary: "Replace the client's domain list (empty: authenticates, cannot send)",
         params: Params,
         body: Type.Object({ domains: DomainList }, { additionalProperties: false }),
-        response: responses({ 200: Client }, [400, 401, 404]),
+        response: responses({ 200: ClientViewSchema }, [400, 401, 404]),
       },
     },
     async (request) => clients.replaceDomains(request.params.client_id, request.body.domains),
@@ -90,7 +80,7 @@ export function clientRoutes(app: RelayApp, { clients }: AppDeps): void {
         summary: "Enable or disable a client (takes effect at its next request)",
         params: Params,
         body: Type.Object({ active: Type.Boolean() }, { additionalProperties: false }),
-        response: responses({ 200: Client }, [400, 401, 404]),
+        response: responses({ 200: ClientViewSchema }, [400, 401, 404]),
       },
     },
     async (request) => clients.setActive(request.params.client_id, request.body.active),

@@ -1,22 +1,8 @@
 import { Type } from "@sinclair/typebox";
-import { LimitsSchema } from "../../config/schema.js";
+import { DnsKitSchema } from "../../dkim/dns-kit.js";
+import { DomainViewSchema } from "../../domains/domain-service.js";
 import type { AppDeps, RelayApp } from "../app-deps.js";
 import { OkBody, responses } from "../schemas.js";
-
-const Record = Type.Object({
-  host: Type.String(),
-  type: Type.Literal("TXT"),
-  value: Type.String(),
-});
-
-export const DnsKitBody = Type.Object({
-  domain: Type.String(),
-  selector: Type.String(),
-  dkim: Record,
-  spf: Record,
-  dmarc: Record,
-  note: Type.String(),
-});
 
 const DomainParams = Type.Object({ domain: Type.String() });
 
@@ -34,7 +20,7 @@ export function domainRoutes(app: RelayApp, { domains }: AppDeps): void {
           },
           { additionalProperties: false },
         ),
-        response: responses({ 201: DnsKitBody }, [400, 401, 409, 500]),
+        response: responses({ 201: DnsKitSchema }, [400, 401, 409, 500]),
       },
     },
     async (request, reply) => {
@@ -51,14 +37,7 @@ export function domainRoutes(app: RelayApp, { domains }: AppDeps): void {
         response: responses(
           {
             200: Type.Object({
-              domains: Type.Array(
-                Type.Object({
-                  domain: Type.String(),
-                  status: Type.Union([Type.Literal("pending"), Type.Literal("active")]),
-                  selector: Type.String(),
-                  limits: LimitsSchema,
-                }),
-              ),
+              domains: Type.Array(DomainViewSchema),
             }),
           },
           [401],
@@ -74,7 +53,7 @@ export function domainRoutes(app: RelayApp, { domains }: AppDeps): void {
       schema: {
         summary: "The domain's DNS kit again",
         params: DomainParams,
-        response: responses({ 200: DnsKitBody }, [401, 404]),
+        response: responses({ 200: DnsKitSchema }, [401, 404]),
       },
     },
     async (request) => domains.instructions(request.params.domain),
