@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
 import { type Clock, systemClock } from "@rd/common";
+import { type Static, Type } from "@sinclair/typebox";
 import type { DnsResolver } from "../dns/dns-resolver.js";
 import type { QueueRepository } from "../state/queue-repository.js";
 import {
@@ -40,11 +41,14 @@ export interface OutboundMessage {
 }
 
 /** Per-recipient result of the wire contract (`results[]` of `/send` and `/send-raw`). */
-export interface DeliveryResult {
-  readonly to: string;
-  readonly ok: boolean;
-  readonly detail: string;
-}
+export const DeliveryResultSchema = Type.Object({
+  to: Type.String(),
+  ok: Type.Boolean({ description: "authoritative per recipient" }),
+  detail: Type.String({
+    description: "'entregue via <host>: <reply>', the error, or 'enfileirado'",
+  }),
+});
+export type DeliveryResult = Static<typeof DeliveryResultSchema>;
 
 export interface OutboundDeps {
   /** The live configuration; read at every delivery so changes apply without a restart. */

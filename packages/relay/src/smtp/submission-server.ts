@@ -16,6 +16,7 @@ import { Errors } from "../errors.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { NO_MESSAGE_ID } from "../ledger/ledger-events.js";
 import type { MessageDispatch } from "../submission/message-dispatch.js";
+import { MAX_RECIPIENTS } from "../submission/send-request.js";
 import { messageIdOfRefusal, type SubmissionService } from "../submission/submission-service.js";
 import { collectMessage } from "./message-collector.js";
 import {
@@ -37,8 +38,6 @@ export const SMTP_TARGET = "relay::smtp";
 export const MAX_AUTH_FAILURES = 3;
 /** Connections served at once; one more is greeted with 421 and closed by smtp-server. */
 export const MAX_CLIENTS = 100;
-/** Recipients of one message: as many as one HTTP send takes. */
-export const MAX_RECIPIENTS = 1000;
 /** At shutdown a transaction in hand gets this long to finish (decisions: at most 10 s). */
 export const CLOSE_GRACE_MS = 10_000;
 
@@ -200,6 +199,7 @@ export function createSubmissionServer(deps: SubmissionServerDeps): SubmissionSe
     // Our replies carry their own enhanced codes (see `smtpError`).
     hideENHANCEDSTATUSCODES: true,
     maxClients: MAX_CLIENTS,
+    // Recipients of one message: as many as one HTTP send takes.
     maxRecipients: MAX_RECIPIENTS,
     // NOTE: 0 leaves smtp-server's own idle timeout (60 s).
     socketTimeout: settings.timeoutSecs * 1000,

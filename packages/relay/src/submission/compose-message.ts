@@ -3,15 +3,7 @@ import { Errors } from "../errors.js";
 import { mailboxListField, unstructuredField } from "../mime/header-encoding.js";
 import { checkHeaderBlockSize } from "./header-limit.js";
 import { type Mailbox, parseMailbox } from "./mailbox.js";
-
-/** The fields of `POST /send` as they arrive (already shape-checked by the route schema). */
-export interface SendFields {
-  readonly from: string;
-  readonly to: readonly string[];
-  readonly subject: string;
-  readonly html?: string;
-  readonly text?: string;
-}
+import type { SendFields } from "./send-request.js";
 
 /** `/send` fields once validated: parsed sender and recipients (duplicates removed). */
 export interface ValidatedSend {

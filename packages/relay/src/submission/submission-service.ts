@@ -7,17 +7,13 @@ import type { Ledger } from "../ledger/ledger.js";
 import { NO_MESSAGE_ID } from "../ledger/ledger-events.js";
 import type { DeliveryResult } from "../outbound/outbound.js";
 import type { ClientRecord } from "../state/client-repository.js";
-import {
-  composeMessage,
-  type SendFields,
-  uniqueRecipients,
-  validateSendFields,
-} from "./compose-message.js";
+import { composeMessage, uniqueRecipients, validateSendFields } from "./compose-message.js";
 import type { DomainQuota } from "./domain-quota.js";
 import { parseMailbox } from "./mailbox.js";
 import type { MessageDispatch } from "./message-dispatch.js";
 import { createMessageId } from "./message-id.js";
 import { prepareRawMessage } from "./raw-message.js";
+import type { SendFields } from "./send-request.js";
 
 /** A ready message submitted with its envelope (`/send-raw`, and the SMTP submission port). */
 export interface RawSubmission {

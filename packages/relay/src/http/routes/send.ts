@@ -1,6 +1,8 @@
 import { Type } from "@sinclair/typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Ledger } from "../../ledger/ledger.js";
+import { DeliveryResultSchema } from "../../outbound/outbound.js";
+import { SendFieldsSchema, SendRawBodySchema } from "../../submission/send-request.js";
 import type { SubmissionOutcome } from "../../submission/submission-service.js";
 import { messageIdOfRefusal } from "../../submission/submission-service.js";
 import type { AppDeps, RelayApp } from "../app-deps.js";
@@ -11,48 +13,9 @@ import { responses } from "../schemas.js";
 export const SEND_BODY_LIMIT = 5 * 1024 * 1024;
 /** Largest `/send-raw` body (specification, Limits). */
 export const SEND_RAW_BODY_LIMIT = 8 * 1024 * 1024;
-/** Recipients per request: each is one delivery, so an unbounded list is refused at the edge. */
-export const MAX_RECIPIENTS = 1000;
-
-const Recipients = Type.Array(Type.String({ minLength: 1 }), {
-  minItems: 1,
-  maxItems: MAX_RECIPIENTS,
-  description: "recipients, one delivery each",
-});
-
-const SendBody = Type.Object(
-  {
-    from: Type.String({
-      description: "'Name <a@domain>' or 'a@domain'; the domain selects the DKIM kit",
-    }),
-    to: Recipients,
-    subject: Type.String(),
-    html: Type.Optional(Type.String({ description: "HTML body" })),
-    text: Type.Optional(Type.String({ description: "plain-text body" })),
-  },
-  { additionalProperties: false },
-);
-
-const SendRawBody = Type.Object(
-  {
-    from: Type.String({ description: "envelope sender; defines the domain and its DKIM kit" }),
-    to: Recipients,
-    raw: Type.String({ description: "the complete RFC 5322 message" }),
-  },
-  { additionalProperties: false },
-);
-
 const SendResult = Type.Object({
   message_id: Type.String({ description: "the Message-ID, angle-bracketed" }),
-  results: Type.Array(
-    Type.Object({
-      to: Type.String(),
-      ok: Type.Boolean({ description: "authoritative per recipient" }),
-      detail: Type.String({
-        description: "'entregue via <host>: <reply>', the error, or 'enfileirado'",
-      }),
-    }),
-  ),
+  results: Type.Array(DeliveryResultSchema),
 });
 
 const SEND_RESPONSES = responses(
@@ -72,7 +35,7 @@ export function sendRoutes(app: RelayApp, { submission, ledger }: AppDeps): void
       onError,
       schema: {
         summary: "Send a message built from fields (client Basic; open instance: no credential)",
-        body: SendBody,
+        body: SendFieldsSchema,
         response: SEND_RESPONSES,
       },
     },
@@ -88,7 +51,7 @@ export function sendRoutes(app: RelayApp, { submission, ledger }: AppDeps): void
       onError,
       schema: {
         summary: "Send a ready RFC 5322 message as given (client Basic)",
-        body: SendRawBody,
+        body: SendRawBodySchema,
         response: SEND_RESPONSES,
       },
     },
