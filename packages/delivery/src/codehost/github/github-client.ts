@@ -1,7 +1,6 @@
-import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import type { Octokit } from "@octokit/rest";
-import { type Logger, messageOf } from "@rd/common";
-import { CodeHostUnavailable, WebhookExists, WebhookRejected } from "../../errors.js";
+import type { Logger } from "@rd/common";
+import { WebhookExists, WebhookRejected } from "../../errors.js";
 import type {
   CodeHost,
   CodeHostDownload,
@@ -11,12 +10,13 @@ import type {
   CodeHostRepository,
   RateLimit,
 } from "../code-host.js";
-import { downloadStream, headersWithin, lengthOf } from "./download-stream.js";
 import { type ReleaseData, toHook, toRelease } from "./github-data.js";
+import { type DownloadContext, fileAtRef, releaseAsset } from "./github-downloads.js";
 import {
   type CodeHostPolicy,
   createOctokit,
   DEFAULT_CODEHOST_POLICY,
+  requestFailure,
   statusOf,
 } from "./github-octokit.js";
 import { rateLimitOf } from "./rate-limit.js";
@@ -39,13 +39,10 @@ export interface GithubClientOptions {
 export class GithubClient implements CodeHost {
   private readonly octokit: Octokit;
   private readonly logger: Logger;
-  private readonly downloadIdleTimeoutMs: number;
-  private readonly requestTimeoutMs: number;
+  private readonly downloads: DownloadContext;
 
   constructor(options: GithubClientOptions) {
     const policy = { ...DEFAULT_CODEHOST_POLICY, ...options.policy };
-    this.downloadIdleTimeoutMs = policy.downloadIdleTimeoutMs;
-    this.requestTimeoutMs = policy.requestTimeoutMs;
     this.logger = options.logger;
     this.octokit = createOctokit({
       baseUrl: options.baseUrl,
@@ -54,6 +51,12 @@ export class GithubClient implements CodeHost {
       logger: options.logger,
       policy,
     });
+    this.downloads = {
+      octokit: this.octokit,
+      logger: options.logger,
+      requestTimeoutMs: policy.requestTimeoutMs,
+      downloadIdleTimeoutMs: policy.downloadIdleTimeoutMs,
+    };
   }
 
   /** The repository, or null when the code host does not know it (or hides it from us). */
@@ -112,96 +115,23 @@ export class GithubClient implements CodeHost {
   }
 
   /** The raw bytes of a repository file at `ref` (a tag), streamed; null when it does not exist. */
-  async getFileAtRef(
+  getFileAtRef(
     owner: string,
     name: string,
     path: string,
     ref: string,
   ): Promise<CodeHostDownload | null> {
-    const controller = new AbortController();
-    try {
-      const response = await headersWithin(
-        controller,
-        this.requestTimeoutMs,
-        this.octokit.request("GET /repos/{owner}/{repo}/contents/{path}", {
-          owner,
-          repo: name,
-          path,
-          ref,
-          headers: { accept: "application/vnd.github.raw+json" },
-          request: { parseSuccessResponseBody: false, signal: controller.signal },
-        }),
-      );
-      const body = response.data as unknown as WebReadableStream<Uint8Array> | null;
-      if (!body) throw CodeHostUnavailable(`The code host sent no content for ${path}`);
-      const size = lengthOf(response.headers["content-length"]);
-      return { body: downloadStream(body, controller, this.downloadIdleTimeoutMs, size), size };
-    } catch (error) {
-      if (statusOf(error) === 404) return null;
-      throw this.unavailable(error);
-    }
+    return fileAtRef(this.downloads, owner, name, path, ref);
   }
 
-  /**
-   * Streams a release asset. The API answers 200 with the bytes or a redirect to a
-   * short-lived signed URL; each call asks the API again, so a retry gets a fresh URL.
-   * `signal` cuts the download wherever it is (the body then fails like a broken-off one).
-   */
-  async downloadAsset(
+  /** Streams a release asset (see `releaseAsset`); `signal` cuts it wherever it is. */
+  downloadAsset(
     owner: string,
     name: string,
     assetId: number,
     signal?: AbortSignal,
   ): Promise<CodeHostDownload> {
-    const controller = new AbortController();
-    signal?.addEventListener("abort", () => controller.abort(), { once: true });
-    let response: Awaited<ReturnType<typeof this.octokit.request>>;
-    try {
-      response = await headersWithin(
-        controller,
-        this.requestTimeoutMs,
-        this.octokit.request("GET /repos/{owner}/{repo}/releases/assets/{asset_id}", {
-          owner,
-          repo: name,
-          asset_id: assetId,
-          headers: { accept: "application/octet-stream" },
-          request: {
-            redirect: "manual",
-            parseSuccessResponseBody: false,
-            signal: controller.signal,
-          },
-        }),
-      );
-    } catch (error) {
-      throw this.unavailable(error);
-    }
-    let body = response.data as unknown as WebReadableStream<Uint8Array> | null;
-    let length: string | number | null | undefined = response.headers["content-length"];
-    if (response.status >= 300 && response.status < 400) {
-      await body?.cancel();
-      const location = response.headers.location;
-      if (!location) throw CodeHostUnavailable("The code host redirected the download nowhere");
-      // NOTE: the signed URL carries its own authorization; the storage behind it refuses a
-      // request that also has our token ("only one auth mechanism"), so none is sent.
-      const signed = await headersWithin(
-        controller,
-        this.requestTimeoutMs,
-        fetch(location, { signal: controller.signal }),
-      ).catch((error) => {
-        throw this.unavailable(error);
-      });
-      if (!signed.ok || !signed.body) {
-        await signed.body?.cancel();
-        throw CodeHostUnavailable(`The asset download answered ${signed.status}`, {
-          status: signed.status,
-        });
-      }
-      body = signed.body as WebReadableStream<Uint8Array>;
-      length = signed.headers.get("content-length");
-    }
-    if (!body) throw CodeHostUnavailable("The code host sent an empty download");
-    const size = lengthOf(length);
-    return { body: downloadStream(body, controller, this.downloadIdleTimeoutMs, size), size };
+    return releaseAsset(this.downloads, owner, name, assetId, signal);
   }
 
   // ---- Webhooks ----
@@ -279,12 +209,6 @@ export class GithubClient implements CodeHost {
   }
 
   private unavailable(error: unknown) {
-    const status = statusOf(error);
-    const reason = messageOf(error);
-    this.logger.warn("code host request failed", { status, reason });
-    return CodeHostUnavailable(
-      status ? `The code host answered ${status}` : "The code host could not be reached",
-      { status },
-    );
+    return requestFailure(this.logger, error);
   }
 }

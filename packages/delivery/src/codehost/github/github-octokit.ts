@@ -1,8 +1,9 @@
 import { retry } from "@octokit/plugin-retry";
 import { throttling } from "@octokit/plugin-throttling";
 import { Octokit } from "@octokit/rest";
-import type { Logger } from "@rd/common";
+import { type Logger, messageOf } from "@rd/common";
 import { DEFAULT_DOWNLOAD_IDLE_TIMEOUT_SECONDS } from "../../config.js";
+import { CodeHostUnavailable } from "../../errors.js";
 
 /** Retry and rate-limit policy for the code host; defaults below, tests shorten the waits. */
 export interface CodeHostPolicy {
@@ -112,4 +113,14 @@ export function statusOf(error: unknown): number | undefined {
     return typeof error.status === "number" ? error.status : undefined;
   }
   return undefined;
+}
+
+/** A failed request as `CodeHostUnavailable` carrying the code host's status; logged once here. */
+export function requestFailure(logger: Logger, error: unknown) {
+  const status = statusOf(error);
+  logger.warn("code host request failed", { status, reason: messageOf(error) });
+  return CodeHostUnavailable(
+    status ? `The code host answered ${status}` : "The code host could not be reached",
+    { status },
+  );
 }

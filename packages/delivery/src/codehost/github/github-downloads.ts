@@ -1,0 +1,114 @@
+import type { ReadableStream as WebReadableStream } from "node:stream/web";
+import type { Octokit } from "@octokit/rest";
+import type { Logger } from "@rd/common";
+import { CodeHostUnavailable } from "../../errors.js";
+import type { CodeHostDownload } from "../code-host.js";
+import { downloadStream, headersWithin, lengthOf } from "./download-stream.js";
+import { requestFailure, statusOf } from "./github-octokit.js";
+
+// The two streamed downloads of the GitHub adapter: a repository file and a release asset.
+
+/** What a download needs from the client. */
+export interface DownloadContext {
+  readonly octokit: Octokit;
+  readonly logger: Logger;
+  /** Bound on the wait for the answer's headers. */
+  readonly requestTimeoutMs: number;
+  /** The body is cut when no byte arrives for this long. */
+  readonly downloadIdleTimeoutMs: number;
+}
+
+/** The raw bytes of a repository file at `ref` (a tag), streamed; null when it does not exist. */
+export async function fileAtRef(
+  context: DownloadContext,
+  owner: string,
+  name: string,
+  path: string,
+  ref: string,
+): Promise<CodeHostDownload | null> {
+  const controller = new AbortController();
+  try {
+    const response = await headersWithin(
+      controller,
+      context.requestTimeoutMs,
+      context.octokit.request("GET /repos/{owner}/{repo}/contents/{path}", {
+        owner,
+        repo: name,
+        path,
+        ref,
+        headers: { accept: "application/vnd.github.raw+json" },
+        request: { parseSuccessResponseBody: false, signal: controller.signal },
+      }),
+    );
+    const body = response.data as unknown as WebReadableStream<Uint8Array> | null;
+    if (!body) throw CodeHostUnavailable(`The code host sent no content for ${path}`);
+    const size = lengthOf(response.headers["content-length"]);
+    return { body: downloadStream(body, controller, context.downloadIdleTimeoutMs, size), size };
+  } catch (error) {
+    if (statusOf(error) === 404) return null;
+    throw requestFailure(context.logger, error);
+  }
+}
+
+/**
+ * Streams a release asset. The API answers 200 with the bytes or a redirect to a
+ * short-lived signed URL; each call asks the API again, so a retry gets a fresh URL.
+ * `signal` cuts the download wherever it is (the body then fails like a broken-off one).
+ */
+export async function releaseAsset(
+  context: DownloadContext,
+  owner: string,
+  name: string,
+  assetId: number,
+  signal?: AbortSignal,
+): Promise<CodeHostDownload> {
+  const controller = new AbortController();
+  signal?.addEventListener("abort", () => controller.abort(), { once: true });
+  let response: Awaited<ReturnType<typeof context.octokit.request>>;
+  try {
+    response = await headersWithin(
+      controller,
+      context.requestTimeoutMs,
+      context.octokit.request("GET /repos/{owner}/{repo}/releases/assets/{asset_id}", {
+        owner,
+        repo: name,
+        asset_id: assetId,
+        headers: { accept: "application/octet-stream" },
+        request: {
+          redirect: "manual",
+          parseSuccessResponseBody: false,
+          signal: controller.signal,
+        },
+      }),
+    );
+  } catch (error) {
+    throw requestFailure(context.logger, error);
+  }
+  let body = response.data as unknown as WebReadableStream<Uint8Array> | null;
+  let length: string | number | null | undefined = response.headers["content-length"];
+  if (response.status >= 300 && response.status < 400) {
+    await body?.cancel();
+    const location = response.headers.location;
+    if (!location) throw CodeHostUnavailable("The code host redirected the download nowhere");
+    // NOTE: the signed URL carries its own authorization; the storage behind it refuses a
+    // request that also has our token ("only one auth mechanism"), so none is sent.
+    const signed = await headersWithin(
+      controller,
+      context.requestTimeoutMs,
+      fetch(location, { signal: controller.signal }),
+    ).catch((error) => {
+      throw requestFailure(context.logger, error);
+    });
+    if (!signed.ok || !signed.body) {
+      await signed.body?.cancel();
+      throw CodeHostUnavailable(`The asset download answered ${signed.status}`, {
+        status: signed.status,
+      });
+    }
+    body = signed.body as WebReadableStream<Uint8Array>;
+    length = signed.headers.get("content-length");
+  }
+  if (!body) throw CodeHostUnavailable("The code host sent an empty download");
+  const size = lengthOf(length);
+  return { body: downloadStream(body, controller, context.downloadIdleTimeoutMs, size), size };
+}
