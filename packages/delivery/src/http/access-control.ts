@@ -14,7 +14,7 @@ import type { TokenService } from "../users/token-service.js";
 export type AccessLevel = "public" | "user" | "apiKey" | "session";
 
 /** The authenticated caller of a request. */
-export type Principal =
+type Principal =
   | { readonly kind: "apiKey" }
   | { readonly kind: "user"; readonly userId: number; readonly email: string };
 

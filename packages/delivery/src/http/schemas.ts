@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 
 /** Every error answer: `{error: <message>}`. */
-export const ErrorBody = Type.Object({ error: Type.String() });
+const ErrorBody = Type.Object({ error: Type.String() });
 
 /** Error answers for the statuses a route can give, for its response schema. */
 export function errors(...statuses: number[]) {

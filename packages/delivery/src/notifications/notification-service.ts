@@ -10,7 +10,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const TEST_MESSAGE = "Test message from the release-delivery service: the channel works.";
 
 /** Receives every recorded release outcome (the processor's notifier dependency). */
-export interface ReleaseNotifier {
+interface ReleaseNotifier {
   releaseRecorded(outcome: ReleaseOutcome): Promise<void>;
 }
 

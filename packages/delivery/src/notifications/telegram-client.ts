@@ -2,7 +2,7 @@ import type { Logger } from "@rd/common";
 import { TelegramUnavailable } from "../errors.js";
 
 /** A send gives up after this long, so a slow Bot API never holds up anything for long. */
-export const TELEGRAM_TIMEOUT_MS = 5_000;
+const TELEGRAM_TIMEOUT_MS = 5_000;
 /** The Bot API refuses texts longer than this many characters. */
 const TELEGRAM_MAX_TEXT = 4_096;
 

@@ -63,7 +63,7 @@ const DeclarationSchema = Type.Object(
 
 type RawDeclaration = Static<typeof DeclarationSchema>;
 
-export type ArtifactType = "binary" | "zip";
+type ArtifactType = "binary" | "zip";
 
 /** One file to publish: a release asset (artifact) or a repository file (doc). */
 export interface PublishRule {
@@ -240,7 +240,7 @@ function describeRuleErrors(declaration: Declaration): string[] {
 }
 
 /** Why a declared path is refused, or null: it must stay below its folder. */
-export function pathProblem(path: string): string | null {
+function pathProblem(path: string): string | null {
   if (path.includes("..")) return `must not contain ".." (got ${JSON.stringify(path)})`;
   if (path.startsWith("/")) return `must not start with "/" (got ${JSON.stringify(path)})`;
   if (path.includes("\\")) return `must not contain a backslash (got ${JSON.stringify(path)})`;

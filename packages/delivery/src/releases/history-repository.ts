@@ -40,7 +40,7 @@ export type HistoryRecord = Static<typeof HistoryRecord>;
  * repository is missing on the code host. No release has an empty tag, and the unique key on
  * (repository, tag) keeps one such record per repository.
  */
-export const REPOSITORY_RECORD_TAG = "";
+const REPOSITORY_RECORD_TAG = "";
 
 /** The row state while an instance publishes the release (never shown in the history). */
 const PROCESSING = "processing";

@@ -22,9 +22,9 @@ export interface ZipFileEntry {
  * Bytes an archive may expand to (sum of the written entries' sizes). A zip bomb otherwise
  * fills the storage; 20 GiB is far above any release archive we expect.
  */
-export const MAX_EXPANDED_BYTES = 20 * 1024 ** 3;
+const MAX_EXPANDED_BYTES = 20 * 1024 ** 3;
 
-export interface ZipWalk {
+interface ZipWalk {
   /** Files handed to the visitor. */
   readonly files: number;
   /** One message per entry refused because its path could escape the destination. */
@@ -66,7 +66,7 @@ export async function walkZipStream(
 }
 
 /** Visits the file entries of the zip archive at `path` (see `walkZipStream`). */
-export async function walkZipFile(
+async function walkZipFile(
   path: string,
   visit: (entry: ZipFileEntry) => Promise<void>,
   maxExpandedBytes = MAX_EXPANDED_BYTES,

@@ -9,7 +9,7 @@ import type { RoundLease } from "./release-scheduler.js";
  * mid-round therefore blocks the others for at most this long. The scheduler renews the
  * claim every `LEASE_RENEW_MS` while its round runs.
  */
-export const LEASE_TTL_MS = 60_000;
+const LEASE_TTL_MS = 60_000;
 export const LEASE_RENEW_MS = LEASE_TTL_MS / 3;
 /** The one lease row (the table could hold other named leases). */
 const LEASE_NAME = "release-scheduler";

@@ -5,7 +5,7 @@ import { fitsBcrypt, MAX_PASSWORD_BYTES, type PasswordHasher } from "./password-
 import type { IssuedToken, TokenService } from "./token-service.js";
 import type { User, UserRepository } from "./user-repository.js";
 
-export const MIN_PASSWORD_LENGTH = 8;
+const MIN_PASSWORD_LENGTH = 8;
 
 export interface Registration {
   readonly email: string;

@@ -2,7 +2,7 @@ import { createPasswordCheck } from "@rd/common";
 import bcrypt from "bcrypt";
 
 /** bcrypt work factor for stored passwords: a few hundred milliseconds per check, once per login. */
-export const BCRYPT_COST = 12;
+const BCRYPT_COST = 12;
 /** bcrypt reads only the first 72 bytes of a password; longer ones are refused, not truncated. */
 export const MAX_PASSWORD_BYTES = 72;
 

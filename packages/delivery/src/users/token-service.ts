@@ -4,7 +4,7 @@ import { jwtVerify, SignJWT } from "jose";
 export type TokenType = "access" | "refresh";
 
 /** Lifetimes of the decisions document: access 24 h, refresh 7 days. */
-export const TOKEN_LIFETIME_SECONDS: Readonly<Record<TokenType, number>> = {
+const TOKEN_LIFETIME_SECONDS: Readonly<Record<TokenType, number>> = {
   access: 24 * 60 * 60,
   refresh: 7 * 24 * 60 * 60,
 };

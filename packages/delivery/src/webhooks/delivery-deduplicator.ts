@@ -1,5 +1,5 @@
 /** How many recent delivery ids are remembered (GitHub redelivers by the same id). */
-export const REMEMBERED_DELIVERIES = 1_000;
+const REMEMBERED_DELIVERIES = 1_000;
 
 /** The outcome of processing one release for a delivery. */
 export interface SharedOutcome<T> {

@@ -3,9 +3,9 @@ import { RepositoryNotFound, WebhookNotConfigurable, WebhookNotFound } from "../
 import { repositoryName } from "../repositories/repository-name.js";
 
 /** The path the code host delivers to (see the receiver route). */
-export const RECEIVER_PATH = "/webhook/codehost";
+const RECEIVER_PATH = "/webhook/codehost";
 /** The only event the service subscribes to. */
-export const HOOK_EVENTS: readonly string[] = ["release"];
+const HOOK_EVENTS: readonly string[] = ["release"];
 
 export interface WebhookManagerOptions {
   /** `PUBLIC_URL`, without a trailing slash. */

@@ -12,7 +12,7 @@ import { hasValidSignature } from "./webhook-signature.js";
  * Release actions that mean a release is out. One publication fires several of them; the
  * deduplication below and the processor's claim make it one processing.
  */
-export const RELEASE_ACTIONS: ReadonlySet<string> = new Set(["published", "released", "created"]);
+const RELEASE_ACTIONS: ReadonlySet<string> = new Set(["published", "released", "created"]);
 
 /** One delivery as it arrived: headers and the raw body bytes (the signature covers them). */
 export interface WebhookDelivery {

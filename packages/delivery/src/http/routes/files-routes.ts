@@ -15,7 +15,7 @@ export interface FilesRoutesOptions {
  * Media types a browser runs, or renders as a document that can run scripts (HTML, SVG, XML
  * through XSLT or XHTML namespaces, JavaScript, Flash). Any `+xml` type counts as XML.
  */
-export const ACTIVE_MEDIA_TYPES: ReadonlySet<string> = new Set([
+const ACTIVE_MEDIA_TYPES: ReadonlySet<string> = new Set([
   "text/html",
   "application/xhtml+xml",
   "image/svg+xml",
@@ -52,7 +52,7 @@ const FILES_SECURITY_HEADERS: Readonly<Record<string, string>> = {
  * (`..`, backslashes, NUL, dot-folders such as the store's `.incoming`) is answered 404 before
  * the file system is touched; `@fastify/send` keeps its own traversal check behind this one.
  */
-export function isServablePath(pathname: string): boolean {
+function isServablePath(pathname: string): boolean {
   const path = pathname.startsWith("/") ? pathname.slice(1) : pathname;
   const slash = path.indexOf("/");
   if (slash < 0) return false;

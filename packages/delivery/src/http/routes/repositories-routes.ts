@@ -29,7 +29,7 @@ const CreatedRepository = Type.Object({
 const IdParams = Type.Object({ id: Type.Integer({ minimum: 1 }) });
 
 /** The wire shape of a repository. */
-export function repositoryBody(repository: WatchedRepository) {
+function repositoryBody(repository: WatchedRepository) {
   return {
     id: repository.id,
     owner: repository.owner,

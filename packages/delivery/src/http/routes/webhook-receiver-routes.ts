@@ -12,7 +12,7 @@ export interface WebhookReceiverRoutesOptions {
  * of at most 125,000 characters plus the asset list) stays far below this, and an
  * unauthenticated body is held in memory until its signature is checked.
  */
-export const WEBHOOK_BODY_LIMIT_BYTES = 5 * 1024 * 1024;
+const WEBHOOK_BODY_LIMIT_BYTES = 5 * 1024 * 1024;
 
 /** `POST /webhook/codehost`: public, authenticated by the delivery's HMAC signature. */
 export const webhookReceiverRoutes: FastifyPluginAsyncTypebox<
