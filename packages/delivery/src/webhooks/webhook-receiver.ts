@@ -1,8 +1,8 @@
 import type { Logger } from "@rd/common";
 import { type Static, Type } from "@sinclair/typebox";
 import { InvalidSignature, RepositoryNotRegistered } from "../errors.js";
-import { ReleaseResult } from "../releases/release-result.js";
-import type { ReleaseService } from "../releases/release-service.js";
+import type { ProcessingTrigger } from "../releases/history-repository.js";
+import { type Processing, ReleaseResult } from "../releases/release-result.js";
 import type { WatchedRepository } from "../repositories/watched-repository-store.js";
 import { DeliveryDeduplicator } from "./delivery-deduplicator.js";
 import { parsePayload, readReleaseEvent } from "./release-event.js";
@@ -40,7 +40,13 @@ export interface WebhookReceiverDeps {
   readonly secret: string | undefined;
   readonly repos: { findByName(owner: string, name: string): Promise<WatchedRepository | null> };
   /** The same processing as `POST /monitor/check`, for the tag of the event. */
-  readonly releases: Pick<ReleaseService, "checkTag">;
+  readonly releases: {
+    checkTag(
+      repository: WatchedRepository,
+      tag: string,
+      trigger: ProcessingTrigger,
+    ): Promise<Processing>;
+  };
   readonly logger: Logger;
 }
 
