@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SendRelay } from "../send/send-harness.js";
+import { SendRelay } from "../submission/send-harness.js";
 
 /** Outbound delivery seen through the running relay: HTTP in, SMTP sinks out, ledger, queue rows. */
 describe("outbound delivery in the relay", () => {

@@ -1,38 +1,14 @@
 import { readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { ManualClock } from "@rd/common/test-kit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { SPOOL_DIR_NAME } from "../../src/queue/spool-store.js";
-import { SendRelay } from "../send/send-harness.js";
-import { QUEUE_ENTRY_FIELDS } from "./queue-entry-fields.js";
+import type { SendRelay } from "../submission/send-harness.js";
+import { asyncRelay, queueOf, UNLIMITED } from "./async-relay.js";
 import { mountTinyTmpfs } from "./tiny-tmpfs.js";
-
-const UNLIMITED = { per_hour: 0, per_day: 0 };
-
-/** An asynchronous relay (`RELAY_REDIS` present, empty: only presence matters), ticker off. */
-async function asyncRelay(config: Record<string, unknown> = {}, clock = new ManualClock()) {
-  const relay = await SendRelay.start({
-    sinks: {
-      "dest.test": { tls: "none" },
-      "busy.test": { tls: "none", reject: { stage: "rcpt", code: 451, message: "greylisted" } },
-    },
-    env: { RELAY_REDIS: "" },
-    config: { tick_interval_secs: 0, ...config },
-    clock,
-  });
-  await relay.addDomain("shop.test", { limits: UNLIMITED });
-  const client = await relay.addClient(["shop.test"]);
-  return { relay, client, clock };
-}
 
 const spoolDir = (relay: SendRelay) => join(relay.relay.env.dbDir, SPOOL_DIR_NAME);
 const spoolFiles = async (relay: SendRelay) =>
   (await readdir(spoolDir(relay)).catch(() => [])).filter((name) => name.endsWith(".eml"));
-const queueOf = async (relay: SendRelay, query = "") => {
-  const response = await relay.relay.admin("GET", `/queue${query}`);
-  expect(response.statusCode, response.body).toBe(200);
-  return (response.json() as { queue: Array<Record<string, unknown>> }).queue;
-};
 const tick = async (relay: SendRelay) => {
   const response = await relay.relay.admin("POST", "/queue/tick");
   expect(response.statusCode, response.body).toBe(200);
@@ -205,69 +181,6 @@ describe("asynchronous mode", () => {
     );
     expect((await relay.verifyDkim(mail!.raw))[0]?.status.result).toBe("pass");
     await relay.addDomain("shop.test", { limits: UNLIMITED });
-  });
-});
-
-describe("GET /queue", () => {
-  let setup: Awaited<ReturnType<typeof asyncRelay>>;
-  beforeAll(async () => {
-    setup = await asyncRelay();
-    for (const to of [["a_1@dest.test"], ["ab1@dest.test", "other@dest.test"]]) {
-      await setup.relay.post(
-        "/send",
-        { from: "a@shop.test", to, subject: "s", text: "t" },
-        { authorization: setup.client.authorization },
-      );
-    }
-  });
-  afterAll(() => setup.relay.close());
-
-  it("shows the entry fields, newest first", async () => {
-    const rows = await queueOf(setup.relay);
-    expect(rows.map((row) => row.rcpt)).toEqual([
-      "other@dest.test",
-      "ab1@dest.test",
-      "a_1@dest.test",
-    ]);
-    expect(Object.keys(rows[0]!).sort()).toEqual(QUEUE_ENTRY_FIELDS);
-  });
-
-  it("filters by partial recipient (wildcards literal), estado, client_id, and limite", async () => {
-    expect((await queueOf(setup.relay, "?rcpt=a_1")).map((row) => row.rcpt)).toEqual([
-      "a_1@dest.test",
-    ]);
-    expect(await queueOf(setup.relay, "?estado=sent")).toEqual([]);
-    expect(
-      await queueOf(setup.relay, `?estado=queued&client_id=${setup.client.clientId}&rcpt=dest`),
-    ).toHaveLength(3);
-    expect(await queueOf(setup.relay, "?client_id=cli_0000000000000000")).toEqual([]);
-    expect(await queueOf(setup.relay, "?limite=2")).toHaveLength(2);
-    expect(await queueOf(setup.relay, "?limite=100000")).toHaveLength(3);
-  });
-
-  it("answers 400 for an unknown estado, a non-numeric limite or an unknown filter", async () => {
-    for (const query of ["?estado=lost", "?limite=ten", "?limite=0", "?state=queued"]) {
-      const response = await setup.relay.relay.admin("GET", `/queue${query}`);
-      expect(response.statusCode, query).toBe(400);
-      expect(response.json()).toMatchObject({ error: "bad_request" });
-    }
-  });
-
-  it("is documented in the OpenAPI document with POST /queue/tick", async () => {
-    const response = await setup.relay.app.inject({ method: "GET", url: "/openapi.json" });
-    const paths = (response.json() as { paths: Record<string, Record<string, unknown>> }).paths;
-    expect(Object.keys(paths["/queue"] ?? {})).toContain("get");
-    expect(Object.keys(paths["/queue/tick"] ?? {})).toContain("post");
-  });
-
-  it("is an admin endpoint, like POST /queue/tick", async () => {
-    for (const [method, url] of [
-      ["GET", "/queue"],
-      ["POST", "/queue/tick"],
-    ] as const) {
-      const response = await setup.relay.app.inject({ method, url });
-      expect(response.statusCode).toBe(401);
-    }
   });
 });
 

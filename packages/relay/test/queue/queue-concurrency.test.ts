@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ReceivedMail } from "../fixtures/smtp-sink.js";
-import { SendRelay } from "../send/send-harness.js";
+import { SendRelay } from "../submission/send-harness.js";
 
 const MESSAGES = 200;
 

@@ -1,15 +1,19 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createQueueService, QUEUE_LIST_MAX_LIMIT } from "../../src/queue/queue-service.js";
 import type { NewQueueEntry } from "../../src/state/queue-repository.js";
 import { queueRow } from "../helpers/state-rows.js";
+import { asyncRelay, queueOf } from "./async-relay.js";
 import { QUEUE_ENTRY_FIELDS } from "./queue-entry-fields.js";
 import { type QueueKit, startQueueKit } from "./queue-kit.js";
 
 let kit: QueueKit;
-beforeEach(async () => {
-  kit = await startQueueKit({});
-});
-afterEach(() => kit.close());
+// A fresh queue per test of the service and repository (the HTTP tests build a relay instead).
+const freshKit = () => {
+  beforeEach(async () => {
+    kit = await startQueueKit({});
+  });
+  afterEach(() => kit.close());
+};
 
 function row(rcpt: string, overrides: Partial<NewQueueEntry> = {}): NewQueueEntry {
   return {
@@ -26,6 +30,8 @@ function row(rcpt: string, overrides: Partial<NewQueueEntry> = {}): NewQueueEntr
 const service = () => createQueueService({ repository: kit.queue, worker: kit.worker });
 
 describe("queue query (GET /queue)", () => {
+  freshKit();
+
   it("lists newest first with the entry fields of the specification", () => {
     kit.queue.insert([row("old@r.test")], 100);
     kit.queue.insert([row("new@r.test")], 200);
@@ -87,6 +93,8 @@ describe("queue query (GET /queue)", () => {
 });
 
 describe("queue rows of accepted mail", () => {
+  freshKit();
+
   it("are committed durably, and the connection keeps its own synchronous setting", () => {
     const before = kit.db.pragma("synchronous", { simple: true });
     const [pk] = kit.queue.insertDurably([row("d@r.test")], 10);
@@ -96,5 +104,68 @@ describe("queue rows of accepted mail", () => {
       created_at: 10,
     });
     expect(kit.db.pragma("synchronous", { simple: true })).toBe(before);
+  });
+});
+
+describe("GET /queue through HTTP", () => {
+  let setup: Awaited<ReturnType<typeof asyncRelay>>;
+  beforeAll(async () => {
+    setup = await asyncRelay();
+    for (const to of [["a_1@dest.test"], ["ab1@dest.test", "other@dest.test"]]) {
+      await setup.relay.post(
+        "/send",
+        { from: "a@shop.test", to, subject: "s", text: "t" },
+        { authorization: setup.client.authorization },
+      );
+    }
+  });
+  afterAll(() => setup.relay.close());
+
+  it("shows the entry fields, newest first", async () => {
+    const rows = await queueOf(setup.relay);
+    expect(rows.map((row) => row.rcpt)).toEqual([
+      "other@dest.test",
+      "ab1@dest.test",
+      "a_1@dest.test",
+    ]);
+    expect(Object.keys(rows[0]!).sort()).toEqual(QUEUE_ENTRY_FIELDS);
+  });
+
+  it("filters by partial recipient (wildcards literal), estado, client_id, and limite", async () => {
+    expect((await queueOf(setup.relay, "?rcpt=a_1")).map((row) => row.rcpt)).toEqual([
+      "a_1@dest.test",
+    ]);
+    expect(await queueOf(setup.relay, "?estado=sent")).toEqual([]);
+    expect(
+      await queueOf(setup.relay, `?estado=queued&client_id=${setup.client.clientId}&rcpt=dest`),
+    ).toHaveLength(3);
+    expect(await queueOf(setup.relay, "?client_id=cli_0000000000000000")).toEqual([]);
+    expect(await queueOf(setup.relay, "?limite=2")).toHaveLength(2);
+    expect(await queueOf(setup.relay, "?limite=100000")).toHaveLength(3);
+  });
+
+  it("answers 400 for an unknown estado, a non-numeric limite or an unknown filter", async () => {
+    for (const query of ["?estado=lost", "?limite=ten", "?limite=0", "?state=queued"]) {
+      const response = await setup.relay.relay.admin("GET", `/queue${query}`);
+      expect(response.statusCode, query).toBe(400);
+      expect(response.json()).toMatchObject({ error: "bad_request" });
+    }
+  });
+
+  it("is documented in the OpenAPI document with POST /queue/tick", async () => {
+    const response = await setup.relay.app.inject({ method: "GET", url: "/openapi.json" });
+    const paths = (response.json() as { paths: Record<string, Record<string, unknown>> }).paths;
+    expect(Object.keys(paths["/queue"] ?? {})).toContain("get");
+    expect(Object.keys(paths["/queue/tick"] ?? {})).toContain("post");
+  });
+
+  it("is an admin endpoint, like POST /queue/tick", async () => {
+    for (const [method, url] of [
+      ["GET", "/queue"],
+      ["POST", "/queue/tick"],
+    ] as const) {
+      const response = await setup.relay.app.inject({ method, url });
+      expect(response.statusCode).toBe(401);
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { connect as connectTcp, type Socket } from "node:net";
 import SMTPConnection from "nodemailer/lib/smtp-connection/index.js";
-import { SendRelay, type SendRelayOptions } from "../send/send-harness.js";
+import { SendRelay, type SendRelayOptions } from "../submission/send-harness.js";
 
 /** A client credential as an SMTP client types it. */
 export interface Credential {

@@ -4,9 +4,9 @@ import { join } from "node:path";
 import { makeTempDir } from "@rd/common/test-kit";
 import { dkimVerify } from "mailauth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DnsServer, startDnsServer } from "../../test/fixtures/dns-server.js";
-import { createDnsResolver } from "../dns/dns-resolver.js";
-import { createDkimSigner, SIGNED_HEADERS } from "./dkim-signer.js";
+import { createDkimSigner, SIGNED_HEADERS } from "../../src/dkim/dkim-signer.js";
+import { createDnsResolver } from "../../src/dns/dns-resolver.js";
+import { type DnsServer, startDnsServer } from "../fixtures/dns-server.js";
 
 function rsaKeyPair() {
   const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findDkimpy, verifyWithDkimpy } from "../fixtures/dkimpy.js";
-import { SendRelay } from "./send-harness.js";
+import { SendRelay } from "../submission/send-harness.js";
 
 const python = await findDkimpy();
 

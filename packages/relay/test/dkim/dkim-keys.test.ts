@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SendRelay } from "./send-harness.js";
+import { SendRelay } from "../submission/send-harness.js";
 
 describe("DKIM keys across domain changes", () => {
   let relay: SendRelay;
