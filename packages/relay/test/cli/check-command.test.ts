@@ -1,48 +1,27 @@
 import { existsSync } from "node:fs";
 import { chmod, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { makeTempDir } from "@rd/common/test-kit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { generateDkimKey, passingZone, writeKeyFile } from "../dns-check/dns-check-fixtures.js";
-import { type DnsServer, startDnsServer } from "../fixtures/dns-server.js";
+import {
+  CHECKED_IP,
+  type CheckedConfig,
+  startCheckedConfig,
+} from "../dns-check/dns-check-fixtures.js";
 import { runRelay } from "../helpers/relay-process.js";
 
-const ip = "203.0.113.5";
-
 describe("relay check", () => {
-  const key = generateDkimKey();
-  let dns: DnsServer;
-  let tmp: Awaited<ReturnType<typeof makeTempDir>>;
+  let setup: CheckedConfig;
   let configPath: string;
-  let keyPath: string;
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    tmp = await makeTempDir("check-command-");
-    configPath = join(tmp.path, "relay.json");
-    keyPath = await writeKeyFile(tmp.path, "ready.test", key.privatePem);
-    dns = await startDnsServer(
-      passingZone({ domain: "ready.test", selector: "relay", publicKey: key.publicKey, ip }),
-    );
-    env = { RELAY_CONFIG: configPath, RELAY_DNS: dns.address };
+    setup = await startCheckedConfig("broken.test");
+    configPath = setup.configPath;
+    env = { RELAY_CONFIG: configPath, RELAY_DNS: setup.dns.address };
   });
-  afterAll(async () => {
-    await dns.close();
-    await tmp.remove();
-  });
+  afterAll(() => setup.close());
+  beforeEach(() => setup.reset());
 
-  beforeEach(async () => {
-    const file = {
-      listen: "127.0.0.1:0",
-      helo_hostname: "relay.example.test",
-      public_ip: ip,
-      domains: {
-        "ready.test": { selector: "relay", key_path: keyPath, status: "pending" },
-        "broken.test": { selector: "relay", key_path: keyPath, status: "pending" },
-      },
-    };
-    await writeFile(configPath, JSON.stringify(file, null, 2));
-  });
   const statusOnDisk = async (domain: string) =>
     JSON.parse(await readFile(configPath, "utf8")).domains[domain].status;
 
@@ -50,7 +29,7 @@ describe("relay check", () => {
     const run = await runRelay(["check", "ready.test"], env);
     expect(run.code).toBe(0);
     const report = JSON.parse(run.stdout);
-    expect(report).toMatchObject({ public_ip: ip, ok: true });
+    expect(report).toMatchObject({ public_ip: CHECKED_IP, ok: true });
     expect(report.domains).toEqual([
       expect.objectContaining({ domain: "ready.test", pending: [] }),
     ]);
@@ -80,7 +59,7 @@ describe("relay check", () => {
   });
 
   it("exits 2, naming the file, when the configuration cannot be read or is invalid", async () => {
-    const missing = join(tmp.path, "absent.json");
+    const missing = join(setup.dir, "absent.json");
     const absent = await runRelay(["check"], { ...env, RELAY_CONFIG: missing });
     expect(absent.code).toBe(2);
     expect(absent.stderr).toContain(missing);

@@ -1,52 +1,25 @@
 import { chmod, readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
-import { makeTempDir } from "@rd/common/test-kit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { loadConfigFile } from "../../src/config/config-loader.js";
 import { ConfigPersistError, createConfigStore } from "../../src/config/config-store.js";
 import { parseEnv } from "../../src/config/env.js";
 import { createDnsResolver } from "../../src/dns/dns-resolver.js";
 import { createDnsCheck } from "../../src/dns-check/configured-dns-check.js";
-import { type DnsServer, startDnsServer } from "../fixtures/dns-server.js";
-import { generateDkimKey, passingZone, writeKeyFile } from "./dns-check-fixtures.js";
-
-const ip = "203.0.113.5";
+import { type CheckedConfig, startCheckedConfig } from "./dns-check-fixtures.js";
 
 describe("DNS check of the live configuration", () => {
-  const key = generateDkimKey();
-  let dns: DnsServer;
-  let tmp: Awaited<ReturnType<typeof makeTempDir>>;
+  let setup: CheckedConfig;
   let configPath: string;
-  let keyPath: string;
 
   beforeAll(async () => {
-    tmp = await makeTempDir("configured-dns-check-");
-    configPath = join(tmp.path, "relay.json");
-    keyPath = await writeKeyFile(tmp.path, "ready.test", key.privatePem);
-    dns = await startDnsServer(
-      passingZone({ domain: "ready.test", selector: "relay", publicKey: key.publicKey, ip }),
-    );
+    setup = await startCheckedConfig("unready.test");
+    configPath = setup.configPath;
   });
-  afterAll(async () => {
-    await dns.close();
-    await tmp.remove();
-  });
-
-  beforeEach(async () => {
-    const file = {
-      listen: "127.0.0.1:0",
-      helo_hostname: "relay.example.test",
-      public_ip: ip,
-      domains: {
-        "ready.test": { selector: "relay", key_path: keyPath, status: "pending" },
-        "unready.test": { selector: "relay", key_path: keyPath, status: "pending" },
-      },
-    };
-    await writeFile(configPath, JSON.stringify(file));
-  });
+  afterAll(() => setup.close());
+  beforeEach(() => setup.reset());
 
   const openCheck = async (interfaces?: () => Record<string, []>) => {
-    const env = parseEnv({ RELAY_CONFIG: configPath, RELAY_DNS: dns.address });
+    const env = parseEnv({ RELAY_CONFIG: configPath, RELAY_DNS: setup.dns.address });
     const store = createConfigStore(await loadConfigFile(env), env);
     const check = createDnsCheck({
       store,

@@ -1,7 +1,8 @@
 import { generateKeyPairSync, type KeyObject } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Zone } from "../fixtures/dns-server.js";
+import { makeTempDir } from "@rd/common/test-kit";
+import { type DnsServer, startDnsServer, type Zone } from "../fixtures/dns-server.js";
 
 /** An RSA-2048 DKIM key pair like the ones `POST /domains` generates. */
 export function generateDkimKey(): { privatePem: string; publicKey: KeyObject } {
@@ -43,5 +44,55 @@ export function passingZone(options: {
       TXT: [txtStrings(`v=DKIM1; k=rsa; p=${publicKeyBase64(publicKey)}`)],
     },
     [`_dmarc.${domain}`]: { TXT: [[`v=DMARC1; p=none; rua=mailto:dmarc@${domain}`]] },
+  };
+}
+
+/** The public IP the checked configurations give (`public_ip`), which the SPF records authorize. */
+export const CHECKED_IP = "203.0.113.5";
+
+/**
+ * A configuration directory for the DNS check: `ready.test`, whose three records a local DNS
+ * server serves correctly, and `otherDomain`, which has none; both pending until checked.
+ */
+export interface CheckedConfig {
+  readonly dir: string;
+  readonly configPath: string;
+  readonly dns: DnsServer;
+  /** (Re)writes the configuration file with both domains pending. */
+  reset(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startCheckedConfig(otherDomain: string): Promise<CheckedConfig> {
+  const key = generateDkimKey();
+  const tmp = await makeTempDir("dns-check-");
+  const configPath = join(tmp.path, "relay.json");
+  const keyPath = await writeKeyFile(tmp.path, "ready.test", key.privatePem);
+  const dns = await startDnsServer(
+    passingZone({
+      domain: "ready.test",
+      selector: "relay",
+      publicKey: key.publicKey,
+      ip: CHECKED_IP,
+    }),
+  );
+  return {
+    dir: tmp.path,
+    configPath,
+    dns,
+    async reset() {
+      const pending = { selector: "relay", key_path: keyPath, status: "pending" };
+      const file = {
+        listen: "127.0.0.1:0",
+        helo_hostname: "relay.example.test",
+        public_ip: CHECKED_IP,
+        domains: { "ready.test": pending, [otherDomain]: pending },
+      };
+      await writeFile(configPath, JSON.stringify(file, null, 2));
+    },
+    async close() {
+      await dns.close();
+      await tmp.remove();
+    },
   };
 }
