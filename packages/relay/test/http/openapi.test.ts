@@ -46,7 +46,7 @@ describe("GET /openapi.json", () => {
   it("is a valid OpenAPI 3.0 document", async () => {
     expect(document.openapi).toMatch(/^3\.0\./);
     // `validate` dereferences what it is given: hand it a copy.
-    const result = await validate(structuredClone(document));
+    const result = await validate(structuredClone(document) as Parameters<typeof validate>[0]);
     expect(result.valid, result.valid ? "" : compileErrors(result)).toBe(true);
   });
 
