@@ -1,8 +1,8 @@
 // buildApp(deps): the whole HTTP application, without listening (main.ts listens; tests inject).
 //
 // To add a route module:
-//   1. write `src/<area>/…-routes.ts` (or `src/http/routes/`) exporting a
-//      `FastifyPluginAsyncTypebox<Options>` whose Options name exactly the services it uses;
+//   1. write `src/http/routes/…-routes.ts` exporting a `FastifyPluginAsyncTypebox<Options>`
+//      whose Options name exactly the services it uses (a route holds no logic);
 //   2. give every route `config: { access: "public" | "user" | "apiKey" | "session" }` (see
 //      access-control.ts; a route without it makes buildApp throw — for routes a third-party
 //      plugin registers, call `setScopeAccess(scope, level)` in your plugin first) and TypeBox
@@ -10,7 +10,7 @@
 //   3. add those services to `AppDeps` below and register the module in `buildApp` with
 //      `await app.register(myRoutes, { myService: deps.myService })`;
 //   4. build the services in `createServices` (services.ts), which main.ts and tests share.
-// Throw `defineError` errors from services: the error handler turns them into `{error}`.
+// Services throw the errors of src/errors.ts: the error handler turns them into `{error}`.
 import cookie from "@fastify/cookie";
 import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
