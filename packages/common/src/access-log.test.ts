@@ -14,7 +14,11 @@ describe("the access log", () => {
       "onResponse",
       accessLogHook(createLogging({ destination: logs }).forTarget("svc::http")),
     );
-    app.get("/items/:id", async () => ({ ok: true }));
+    let requestId: string | undefined;
+    app.get("/items/:id", async (request) => {
+      requestId = request.id;
+      return { ok: true };
+    });
     await app.inject({ method: "GET", url: "/items/7?token=secret", remoteAddress: "192.0.2.7" });
     const lines = logs.forTarget("svc::http");
     expect(lines).toHaveLength(1);
@@ -25,6 +29,7 @@ describe("the access log", () => {
       status: 200,
       duration_ms: expect.any(Number),
       peer: "192.0.2.7",
+      request_id: requestId,
     });
     expect(JSON.stringify(lines)).not.toContain("secret");
   });

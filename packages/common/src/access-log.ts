@@ -2,6 +2,8 @@ import type { Logger } from "./logger.js";
 
 /** What the access log reads of a Fastify request and reply. */
 export interface AccessLogRequest {
+  /** The request id (`X-Request-Id`). */
+  readonly id: string;
   readonly method: string;
   readonly url: string;
   readonly socket: { readonly remoteAddress?: string | undefined };
@@ -14,8 +16,8 @@ export interface AccessLogReply {
 
 /**
  * A Fastify `onResponse` hook writing one `request` line per answer, with the same fields in
- * both services: `method`, `path`, `status`, `duration_ms` (to a tenth) and `peer` (the TCP
- * peer). The query string is left out: it may carry a token.
+ * both services: `method`, `path`, `status`, `duration_ms` (to a tenth), `peer` (the TCP
+ * peer) and `request_id`. The query string is left out: it may carry a token.
  */
 export function accessLogHook(
   logger: Logger,
@@ -27,6 +29,7 @@ export function accessLogHook(
       status: reply.statusCode,
       duration_ms: Math.round(reply.elapsedTime * 10) / 10,
       peer: request.socket.remoteAddress,
+      request_id: request.id,
     });
   };
 }

@@ -5,15 +5,27 @@ export { deepFreeze } from "./deep-freeze.js";
 export { messageOf } from "./error-message.js";
 export { AppError, defineError, isAppError } from "./errors.js";
 export { type ClosableHttpApp, closeHttpGracefully } from "./graceful-close.js";
+export { type HttpObservability, observeHttp } from "./http-observability.js";
 export { type Level, type LogFilter, parseLogFilter, thresholdFor } from "./log-filter.js";
 export { createLogging, type Logger, type Logging, type LoggingOptions } from "./logger.js";
-export { type OpenApiDescription, openApiOptions } from "./openapi.js";
+export { createServiceMetrics, type ServiceMetrics, UNMATCHED_ROUTE } from "./metrics.js";
+export { DOCS_PATH, docsUiOptions, type OpenApiDescription, openApiOptions } from "./openapi.js";
 export { createPasswordCheck, type PasswordCheck } from "./password-check.js";
 export {
   PRIVATE_DIR_MODE,
   PRIVATE_FILE_MODE,
   preparePrivateSqliteFile,
 } from "./private-files.js";
+export {
+  createReadiness,
+  PROBE_TIMEOUT_MS,
+  type Readiness,
+  type ReadinessProbe,
+  type ReadinessReport,
+  ReadinessReportSchema,
+} from "./readiness.js";
+export { currentRequestId } from "./request-context.js";
+export { REQUEST_ID_HEADER, requestIdFor, requestIdOptions } from "./request-id.js";
 export { type RetryOptions, retryWithDelays } from "./retry.js";
 export { safeEqual } from "./secrets.js";
 export { waitForStopSignal, withinDeadline } from "./shutdown.js";

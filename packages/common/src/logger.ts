@@ -1,5 +1,6 @@
 import { pino } from "pino";
 import { type Level, type LogFilter, parseLogFilter, thresholdFor } from "./log-filter.js";
+import { currentRequestId } from "./request-context.js";
 
 type Fields = Record<string, unknown>;
 
@@ -12,7 +13,10 @@ export interface Logger {
   info(message: string, fields?: Fields): void;
   warn(message: string, fields?: Fields): void;
   error(message: string, fields?: Fields): void;
-  /** Writes `fields` as they are (no `message` key): for structured records such as ledger events. */
+  /**
+   * Writes `fields` as they are (no `message` key; `request_id` added during a request): for
+   * structured records such as ledger events.
+   */
   record(level: Level, fields: Fields): void;
 }
 
@@ -27,6 +31,14 @@ export interface LoggingOptions {
   filter?: string | LogFilter;
   /** Where lines go; standard output when absent. */
   destination?: NodeJS.WritableStream;
+}
+
+/** A line written while an HTTP request is handled carries its id (see `observeHttp`). */
+function withRequestId(fields: Fields): Fields {
+  const requestId = currentRequestId();
+  return requestId === undefined || "request_id" in fields
+    ? fields
+    : { ...fields, request_id: requestId };
 }
 
 // NOTE: the line shape follows the Rust `tracing` JSON format the specifications describe:
@@ -49,7 +61,7 @@ export function createLogging(options: LoggingOptions = {}): Logging {
     forTarget(target) {
       const threshold = thresholdFor(filter, target);
       const child = root.child({ target }, { level: threshold === "off" ? "silent" : threshold });
-      const write = (level: Level, fields: Fields) => child[level](fields);
+      const write = (level: Level, fields: Fields) => child[level](withRequestId(fields));
       return {
         target,
         isEnabled: (level) => child.isLevelEnabled(level),

@@ -1,4 +1,5 @@
 import type { FastifyDynamicSwaggerOptions } from "@fastify/swagger";
+import type { FastifySwaggerUiOptions } from "@fastify/swagger-ui";
 import type { FastifySchema, RouteOptions } from "fastify";
 
 type OpenApiObject = NonNullable<FastifyDynamicSwaggerOptions["openapi"]>;
@@ -30,9 +31,42 @@ export function openApiOptions(api: OpenApiDescription): FastifyDynamicSwaggerOp
       },
       components: { securitySchemes: api.securitySchemes },
     },
-    transform: ({ schema, url, route }) => ({
-      schema: { ...schema, security: api.securityOf(route) },
-      url,
-    }),
+    transform: ({ schema, url, route }) =>
+      url === DOCS_PATH
+        ? { schema: DOCS_PAGE_SCHEMA, url }
+        : { schema: { ...schema, security: api.securityOf(route) }, url },
   };
+}
+
+/** Where both services serve their interactive API documentation (Swagger UI). */
+export const DOCS_PATH = "/docs";
+
+/**
+ * The docs page's operation. `@fastify/swagger-ui` hides its routes from the document; the page
+ * itself is shown (public, like the document), its assets under `/docs/static/` stay hidden.
+ */
+const DOCS_PAGE_SCHEMA: FastifySchema = {
+  summary: "Interactive API documentation (Swagger UI, served by the service itself)",
+  security: [],
+  response: {
+    200: { description: "HTML page", content: { "text/html": { schema: { type: "string" } } } },
+  },
+};
+
+/**
+ * Policy of the docs page: everything from the service itself (Swagger UI's scripts and styles
+ * ship in `@fastify/swagger-ui`; no CDN), inline styles allowed (Swagger UI sets them), nothing
+ * else. NOTE: no `upgrade-insecure-requests` (the plugin's default adds it), which would send
+ * the page's own assets to https on a plain-http service.
+ */
+const DOCS_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; object-src 'none'; base-uri 'self'; frame-ancestors 'self'";
+
+/**
+ * The `@fastify/swagger-ui` options of both services: Swagger UI at `/docs`, reading the
+ * document `@fastify/swagger` renders. Register it after `@fastify/swagger`, in a scope whose
+ * routes are public and not throttled.
+ */
+export function docsUiOptions(): FastifySwaggerUiOptions {
+  return { routePrefix: DOCS_PATH, staticCSP: DOCS_CSP };
 }
