@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Production install (README, "Running in production"): builds this checkout, then installs the
+# compiled services with their runtime dependencies only (no dev dependencies, no sources) into
+# TARGET, from where they run with the Node.js that ran this script:
+#   node TARGET/packages/relay/bin/relay.js serve
+#   node TARGET/packages/delivery/bin/delivery.js serve
+# Usage: scripts/production-install.sh TARGET
+# TARGET must be missing, empty, or an earlier install made by this script (then it is replaced;
+# the services keep their state elsewhere). The container recipe (deploy/docker/Dockerfile) runs
+# this same script.
+set -euo pipefail
+
+if [ "$#" -ne 1 ] || [ -z "$1" ]; then
+  echo "usage: $0 TARGET" >&2
+  exit 2
+fi
+TARGET=$1
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+MARKER=.production-install
+PACKAGES=(common relay delivery)
+
+if [ -e "$TARGET" ] && [ -n "$(ls -A "$TARGET")" ] && [ ! -f "$TARGET/$MARKER" ]; then
+  echo "$TARGET is neither empty nor an earlier production install: refusing to write into it" >&2
+  exit 2
+fi
+
+# 1. Build. TypeScript and the type packages are dev dependencies, so the build needs them; a
+#    checkout without node_modules gets them without install scripts (the native modules are
+#    not compiled for a build that never loads them; `npm ci` makes a development tree again).
+cd "$ROOT"
+if [ ! -x node_modules/.bin/tsc ]; then
+  npm ci --ignore-scripts --no-audit --no-fund
+fi
+npm run --silent build
+
+# 2. Copy what runs: the manifests and lockfile, each package's compiled dist/ and launchers,
+#    and the READMEs (the operator's documentation, which the systemd units point at).
+if [ -e "$TARGET" ]; then
+  find "$TARGET" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
+fi
+mkdir -p "$TARGET"
+cp package.json package-lock.json README.md "$TARGET/"
+for name in "${PACKAGES[@]}"; do
+  mkdir -p "$TARGET/packages/$name"
+  cp "packages/$name/package.json" "$TARGET/packages/$name/"
+  if [ -f "packages/$name/README.md" ]; then cp "packages/$name/README.md" "$TARGET/packages/$name/"; fi
+  cp -R "packages/$name/dist" "$TARGET/packages/$name/"
+  rm -f "$TARGET/packages/$name/dist/.tsbuildinfo"
+  if [ -d "packages/$name/bin" ]; then cp -R "packages/$name/bin" "$TARGET/packages/$name/"; fi
+done
+
+# 3. Runtime dependencies only, exactly as locked. The root scripts (prepare builds with tsc)
+#    belong to the checkout, not to the install. The native modules (better-sqlite3, bcrypt)
+#    are compiled here, for the Node.js on PATH.
+cd "$TARGET"
+npm pkg delete scripts
+npm ci --omit=dev --no-audit --no-fund
+node --input-type=module -e '
+  const { default: Database } = await import("better-sqlite3");
+  const { default: bcrypt } = await import("bcrypt");
+  new Database(":memory:").close();
+  bcrypt.hashSync("check", 4);
+'
+
+commit=$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)
+printf 'commit %s\nnode %s\n' "$commit" "$(node --version)" >"$MARKER"
+echo "installed in $TARGET (commit $commit, node $(node --version))"

@@ -1,0 +1,46 @@
+import { parse } from "yaml";
+
+/** The part of a compose service the tests run: its command, environment and healthcheck. */
+export interface ComposeService {
+  command?: string[];
+  environment?: Record<string, string>;
+  healthcheck?: { test: string[] };
+}
+
+/** Reads a `.env` file: `NAME=value` lines, comments and blank lines skipped. */
+export function parseEnvFile(text: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const line of text.split("\n")) {
+    const match = /^\s*([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(line);
+    if (match?.[1] && match[2] !== undefined) env[match[1]] = match[2];
+  }
+  return env;
+}
+
+/**
+ * Replaces compose's `${NAME}`, `${NAME:-default}` and `${NAME:?message}` with `vars`, and `$$`
+ * with `$`, as `docker compose` does before it runs anything; a missing `:?` variable throws.
+ */
+export function interpolate(text: string, vars: Record<string, string>): string {
+  return text.replace(
+    /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:-|:\?)([^}]*))?\}/g,
+    (whole, name: string | undefined, operator: string | undefined, operand = "") => {
+      if (whole === "$$") return "$";
+      const value = vars[name ?? ""];
+      if (value !== undefined && value !== "") return value;
+      if (operator === ":?") throw new Error(`${name}: ${operand}`);
+      return operator === ":-" ? operand : "";
+    },
+  );
+}
+
+/** The services of a compose file, interpolated with `vars` (YAML merge keys resolved). */
+export function composeServices(
+  text: string,
+  vars: Record<string, string>,
+): Record<string, ComposeService> {
+  const document = parse(interpolate(text, vars), { merge: true }) as {
+    services: Record<string, ComposeService>;
+  };
+  return document.services;
+}

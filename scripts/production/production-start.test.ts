@@ -1,0 +1,50 @@
+import { realpath } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { freePort, makeTempDir } from "@rd/common/test-kit";
+import { describe, expect, it } from "vitest";
+import { SERVICES, type ServiceName, serviceEnv } from "./service-fixtures.js";
+import { StartedService } from "./started-service.js";
+
+// The production starts the README documents: Node runs the launcher itself (`node <bin> serve`,
+// or a start script that `exec`s it), so the PID a supervisor signals is the service's own.
+// (Under `npx`, SIGTERM reaches npm instead, which dies and leaves the service orphaned.)
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+/** Each documented way as the command and arguments a supervisor runs. */
+const STARTS: Record<string, (bin: string) => [string, string[]]> = {
+  "node <bin> serve": (bin) => [process.execPath, [bin, "serve"]],
+  "a start script that execs node": (bin) => [
+    "/bin/sh",
+    ["-c", 'exec "$0" "$1" serve', process.execPath, bin],
+  ],
+};
+
+const CASES = (Object.keys(SERVICES) as ServiceName[]).flatMap((service) =>
+  Object.keys(STARTS).map((way) => [service, way] as const),
+);
+
+describe("a production start", () => {
+  it.each(CASES)(
+    "%s started with %s is the PID that gets SIGTERM, and exits 0",
+    async (service, way) => {
+      const dir = await makeTempDir(`production-start-${service}-`);
+      try {
+        const port = await freePort();
+        const env = await serviceEnv(service, dir.path, port);
+        const [command, args] = STARTS[way]!(join(ROOT, SERVICES[service].bin));
+        const started = new StartedService(command, args, {
+          env: { PATH: process.env.PATH ?? "", ...env },
+        });
+        await started.waitHealthy(`http://127.0.0.1:${port}/health`);
+        expect(await started.executable()).toBe(await realpath(process.execPath));
+
+        expect(await started.terminate()).toBe(0);
+        expect(started.log()).toContain('"shutting down"');
+      } finally {
+        await dir.remove();
+      }
+    },
+  );
+});

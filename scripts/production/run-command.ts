@@ -1,0 +1,41 @@
+import { execFile } from "node:child_process";
+
+export interface CommandResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command to completion; resolves with its exit code and output, never rejects on exit. */
+export function runCommand(
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<CommandResult> {
+  return new Promise((resolve) => {
+    execFile(
+      command,
+      args,
+      { cwd: options.cwd, env: options.env, timeout: options.timeoutMs, maxBuffer: 64 << 20 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === "number" ? error.code : 127) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+/**
+ * Whether `command --version` runs. Without it the tests that need it are skipped with a loud
+ * message, except under `CI=true` (whose `.ci/run` installs it), where its absence fails.
+ */
+export async function toolAvailable(command: string, install: string): Promise<boolean> {
+  if ((await runCommand(command, ["--version"])).code === 0) return true;
+  if (process.env.CI === "true") {
+    throw new Error(`${command} is required under CI=true but is missing (${install})`);
+  }
+  console.warn(
+    `\n!!! ${command} is missing (${install}): the tests that need it are SKIPPED !!!\n`,
+  );
+  return false;
+}
