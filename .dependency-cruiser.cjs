@@ -14,6 +14,7 @@ const LAYERS = {
     ["cli"],
     ["main.ts"],
     ["http", "smtp"],
+    ["observability"],
     ["submission", "queue"],
     ["outbound"],
     ["access", "clients", "domains", "dns-check", "ledger"],

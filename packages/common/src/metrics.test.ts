@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createServiceMetrics } from "./metrics.js";
+import { sampleValue } from "./test-kit/prometheus-text.js";
 
 describe("service metrics", () => {
   it("render the process's default metrics and the service's own, in the text format", async () => {
@@ -19,5 +20,16 @@ describe("service metrics", () => {
     first.httpRequests.inc({ route: "/", status: "200" });
     expect(await first.render()).toContain('svc_http_requests_total{route="/",status="200"} 1');
     expect(await second.render()).not.toContain('svc_http_requests_total{route="/"');
+  });
+
+  it("are read back by the test kit's sampleValue, labels in any order", async () => {
+    const metrics = createServiceMetrics("svc");
+    metrics.httpRequests.inc({ route: "/a", status: "500" }, 3);
+    const text = await metrics.render();
+    expect(sampleValue(text, "svc_http_requests_total", { status: "500", route: "/a" })).toBe(3);
+    expect(sampleValue(text, "svc_http_requests_total", { route: "/a" })).toBeUndefined();
+    expect(sampleValue(text, "svc_http_requests_total", { route: "/b", status: "500" })).toBe(
+      undefined,
+    );
   });
 });

@@ -31,9 +31,11 @@ export function openApiOptions(api: OpenApiDescription): FastifyDynamicSwaggerOp
       },
       components: { securitySchemes: api.securitySchemes },
     },
+    // NOTE: Fastify reports a prefixed plugin's `/` route to `onRoute` (hence to the document)
+    // as `/docs/` only; its `/docs` twin answers too, and is the address the document gives.
     transform: ({ schema, url, route }) =>
-      url === DOCS_PATH
-        ? { schema: DOCS_PAGE_SCHEMA, url }
+      url === `${DOCS_PATH}/`
+        ? { schema: DOCS_PAGE_SCHEMA, url: DOCS_PATH }
         : { schema: { ...schema, security: api.securityOf(route) }, url },
   };
 }

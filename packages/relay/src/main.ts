@@ -39,6 +39,8 @@ import { createDomainService } from "./domains/domain-service.js";
 import { buildApp } from "./http/app.js";
 import type { RelayApp } from "./http/app-deps.js";
 import { createLedger, LEDGER_TARGET, type Ledger } from "./ledger/ledger.js";
+import { createRelayMetrics } from "./observability/relay-metrics.js";
+import { createRelayReadiness } from "./observability/relay-readiness.js";
 import { createOutbound } from "./outbound/outbound.js";
 import { createQueueIntake } from "./queue/queue-intake.js";
 import { recoverQueue } from "./queue/queue-recovery.js";
@@ -121,7 +123,7 @@ interface OpenedState {
 
 /** Adapters, services, ports and the app over the opened state; throws without closing it. */
 async function assembleRelay(opened: OpenedState): Promise<Relay> {
-  const { env, logging, clock, config, db, ledger } = opened;
+  const { env, logging, clock, config, db } = opened;
   const log = logging.forTarget("relay");
   const current = config.current();
   const dns = createDnsResolver(env.dnsServer);
@@ -135,6 +137,9 @@ async function assembleRelay(opened: OpenedState): Promise<Relay> {
   const clientRepository = createClientRepository(db);
   const authenticator = createClientAuthenticator(clientRepository);
   const queueRepository = createQueueRepository(db);
+  // `GET /metrics`: counted from the ledger's events and the accepted submissions.
+  const metrics = createRelayMetrics({ queueCounts: () => queueRepository.countByState() });
+  const ledger = metrics.observeLedger(opened.ledger);
   const outbound = createOutbound({
     settings: () => config.current(),
     dns,
@@ -163,18 +168,20 @@ async function assembleRelay(opened: OpenedState): Promise<Relay> {
   });
   const enqueue = createQueueIntake({ queue: queueRepository, spool, clock, logger: queueLog });
   // One submission pipeline for both ports; the ports differ only in where a message goes.
-  const submission = createSubmissionService({
-    config,
-    clock,
-    ledger,
-    signer: createDkimSigner({ now: () => clock.now() }),
-    quota: createDomainQuota(createQuotaRepository(db), clock),
-    dispatch: createMessageDispatch({
-      asyncMode: env.asyncMode,
-      deliverNow: outbound.deliver,
-      enqueue,
+  const submission = metrics.observeSubmission(
+    createSubmissionService({
+      config,
+      clock,
+      ledger,
+      signer: createDkimSigner({ now: () => clock.now() }),
+      quota: createDomainQuota(createQuotaRepository(db), clock),
+      dispatch: createMessageDispatch({
+        asyncMode: env.asyncMode,
+        deliverNow: outbound.deliver,
+        enqueue,
+      }),
     }),
-  });
+  );
   // One per-IP count for both ports: SMTP connections and AUTH attempts count as HTTP requests.
   const throttle = createApiThrottle(() => config.current().api_rate_per_min, clock);
   // The SMTP port: a message is always in the queue before its 250; in synchronous mode its
@@ -189,6 +196,7 @@ async function assembleRelay(opened: OpenedState): Promise<Relay> {
     }),
     ledger,
     logger: logging.forTarget(SMTP_TARGET),
+    sessionOpened: metrics.smtpSessionOpened,
   });
   const app = await buildApp({
     env,
@@ -204,6 +212,11 @@ async function assembleRelay(opened: OpenedState): Promise<Relay> {
     access: createAccessSettings(config),
     submission,
     queue: createQueueService({ repository: queueRepository, worker: queueWorker }),
+    metrics,
+    readiness: createRelayReadiness({
+      readDatabase: () => queueRepository.countByState(),
+      stateDir: env.dbDir,
+    }),
   });
 
   let closed: Promise<void> | undefined;

@@ -3,6 +3,7 @@ export { freePort } from "./free-port.js";
 export { LogCapture } from "./log-capture.js";
 export { ManualClock } from "./manual-clock.js";
 export { cpuMs, peakRssKib, resetPeakRss } from "./process-usage.js";
+export { sampleValue } from "./prometheus-text.js";
 export { type ReadyWait, ServiceProcess } from "./service-process.js";
 export { type ExternalService, MARIADB, serviceAvailable } from "./services.js";
 export { makeTempDir } from "./temp-dir.js";

@@ -10,7 +10,8 @@ import { Errors } from "../errors.js";
  * windows, timed by the service clock, which the SMTP port counts in too.
  *
  * The caller's address is `request.clientAddress`, set by the guard's allowlist hook; a request
- * without one (no peer) is not counted, as there is no key to count it by.
+ * without one (no peer) is not counted, as there is no key to count it by, nor is a request to a
+ * route declaring `config.throttle: false` (probes must not make a healthy relay look down).
  */
 export async function registerApiRateLimit(
   app: FastifyInstance,
@@ -30,7 +31,10 @@ export async function registerApiRateLimit(
     max: () => throttle.limit(),
     timeWindow: THROTTLE_WINDOW_MS,
     keyGenerator: (request) => (request.clientAddress ? throttle.keyOf(request.clientAddress) : ""),
-    allowList: (request) => request.clientAddress === undefined || throttle.limit() <= 0,
+    allowList: (request) =>
+      request.clientAddress === undefined ||
+      request.routeOptions.config.throttle === false ||
+      throttle.limit() <= 0,
     // The answer is the relay's own: 429 `{error: "rate_limited"}` with `Retry-After`, no more.
     addHeadersOnExceeding: {
       "x-ratelimit-limit": false,

@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import type { Clock, Logging } from "@rd/common";
+import type { Clock, Logging, Readiness, ServiceMetrics } from "@rd/common";
 import type {
   FastifyBaseLogger,
   FastifyInstance,
@@ -37,6 +37,10 @@ export interface AppDeps {
   access: AccessSettings;
   submission: SubmissionService;
   queue: QueueService;
+  /** `GET /metrics`; the HTTP counter is fed by every answer. */
+  metrics: ServiceMetrics;
+  /** `GET /ready`; told when the app starts closing. */
+  readiness: Readiness;
 }
 
 export type RelayApp = FastifyInstance<

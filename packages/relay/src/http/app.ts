@@ -15,7 +15,7 @@
 
 import swagger from "@fastify/swagger";
 import { type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from "@fastify/type-provider-typebox";
-import { accessLogHook } from "@rd/common";
+import { observeHttp, requestIdOptions } from "@rd/common";
 import Fastify from "fastify";
 import { Errors } from "../errors.js";
 import type { AppDeps, RelayApp, RouteModule } from "./app-deps.js";
@@ -25,8 +25,10 @@ import { installRequestGuard } from "./request-guard.js";
 import { allowlistRoutes } from "./routes/allowlist.js";
 import { checkRoutes } from "./routes/check.js";
 import { clientRoutes } from "./routes/clients.js";
+import { docsRoutes } from "./routes/docs.js";
 import { domainRoutes } from "./routes/domains.js";
 import { healthRoutes } from "./routes/health.js";
+import { metricsRoutes } from "./routes/metrics.js";
 import { openApiRoutes } from "./routes/openapi.js";
 import { queueRoutes } from "./routes/queue.js";
 import { rateLimitRoutes } from "./routes/ratelimit.js";
@@ -42,6 +44,8 @@ const MAX_PARAM_LENGTH = 253;
 const ROUTE_MODULES: readonly RouteModule[] = [
   healthRoutes,
   openApiRoutes,
+  docsRoutes,
+  metricsRoutes,
   domainRoutes,
   checkRoutes,
   clientRoutes,
@@ -56,6 +60,8 @@ export async function buildApp(deps: AppDeps): Promise<RelayApp> {
   const errorHandler = createErrorHandler(logger);
   const app = Fastify({
     logger: false,
+    // `X-Request-Id`: the caller's when reasonable, else generated (see observeHttp below).
+    ...requestIdOptions,
     bodyLimit: ADMIN_BODY_LIMIT,
     // Client addresses come from the request guard's own trusted-proxy rule, not Fastify's.
     trustProxy: false,
@@ -76,6 +82,8 @@ export async function buildApp(deps: AppDeps): Promise<RelayApp> {
     throw Errors.notFound(`no route ${request.method} ${request.url.split("?")[0]}`);
   });
 
+  // First: refusals of the guard below are answered with an id, logged and counted too.
+  observeHttp(app, { logger, metrics: deps.metrics });
   if (logger.isEnabled("debug")) {
     app.addHook("onRequest", async (request) => {
       logger.debug("request started", { method: request.method, path: request.url.split("?")[0] });
@@ -87,7 +95,6 @@ export async function buildApp(deps: AppDeps): Promise<RelayApp> {
     authenticator: deps.authenticator,
     authToken: deps.env.authToken,
   });
-  app.addHook("onResponse", accessLogHook(logger));
 
   // NOTE: at shutdown Node closes only the keep-alive connections idle at that moment; one busy
   // with a request would then stay open until its keep-alive timeout. Answering the requests
@@ -95,6 +102,7 @@ export async function buildApp(deps: AppDeps): Promise<RelayApp> {
   let closing = false;
   app.addHook("preClose", async () => {
     closing = true;
+    deps.readiness.markStopping();
   });
   app.addHook("onSend", async (_request, reply) => {
     if (closing) reply.header("connection", "close");

@@ -8,6 +8,7 @@ import type { RouteAuth } from "./request-guard.js";
 const SECURITY: Record<RouteAuth, Array<Record<string, string[]>>> = {
   none: [],
   admin: [{ adminToken: [] }],
+  metrics: [{ adminToken: [] }, { adminBearer: [] }],
   client: [{ clientBasic: [] }],
   "client-or-open": [{ clientBasic: [] }, {}],
 };
@@ -19,6 +20,7 @@ export const RELAY_OPENAPI: FastifyDynamicSwaggerOptions = openApiOptions({
   description: "Outbound mail relay: submission, DKIM signing, MX delivery, management.",
   securitySchemes: {
     adminToken: { type: "apiKey", in: "header", name: "X-Auth-Token" },
+    adminBearer: { type: "http", scheme: "bearer", description: "the admin token (/metrics)" },
     clientBasic: { type: "http", scheme: "basic", description: "cli_<id>:<secret>" },
   },
   securityOf: (route: RouteOptions) => SECURITY[route.config?.auth ?? "admin"],

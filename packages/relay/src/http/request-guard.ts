@@ -13,16 +13,22 @@ import { withHeaders } from "./error-handler.js";
  * Who may call a route:
  * - `none`: anyone past the allowlist and throttle (`/health`, `/openapi.json`);
  * - `admin`: `X-Auth-Token` (open when `RELAY_AUTH_TOKEN` is unset or empty);
+ * - `metrics`: as `admin`, the token also taken as `Authorization: Bearer` (what Prometheus sends);
  * - `client`: HTTP Basic `cli_<id>:<secret>`; `request.client` is set;
  * - `client-or-open`: as `client`, but an open instance also takes a request without any
  *   credential (`request.client` then stays undefined): `POST /send` of the open test instance.
  */
-export type RouteAuth = "none" | "admin" | "client" | "client-or-open";
+export type RouteAuth = "none" | "admin" | "metrics" | "client" | "client-or-open";
 
 declare module "fastify" {
   interface FastifyContextConfig {
     /** Default `admin`: a route must opt out of credentials explicitly. */
     auth?: RouteAuth;
+    /**
+     * `false`: not counted by the per-IP throttle (probes, the docs page); the allowlist still
+     * applies. Default: counted.
+     */
+    throttle?: false;
     /** Error code of a schema validation failure on this route (default `bad_request`). */
     validationErrorCode?: "bad_domain";
   }
@@ -81,16 +87,22 @@ export async function installRequestGuard(
     // An unknown path is a 404 whoever asks.
     if (request.is404) return;
     const auth = request.routeOptions.config.auth ?? "admin";
-    if (auth === "admin") {
+    if (auth === "admin" || auth === "metrics") {
       if (deps.authToken === undefined) return;
-      const token = request.headers["x-auth-token"];
-      if (typeof token !== "string" || !safeEqual(token, deps.authToken)) {
-        throw Errors.unauthorized();
-      }
+      const token = adminTokenOf(request, auth === "metrics");
+      if (token === undefined || !safeEqual(token, deps.authToken)) throw Errors.unauthorized();
     } else if (auth === "client" || auth === "client-or-open") {
       await authenticateClient(request, auth === "client-or-open");
     }
   });
+}
+
+/** The admin token a request presents: `X-Auth-Token`, else (when `bearer`) `Authorization: Bearer`. */
+function adminTokenOf(request: FastifyRequest, bearer: boolean): string | undefined {
+  const token = request.headers["x-auth-token"];
+  if (typeof token === "string") return token;
+  if (!bearer) return undefined;
+  return /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? "")?.[1];
 }
 
 /** `Authorization: Basic base64(cli_<id>:<secret>)` → its parts, or undefined when malformed. */

@@ -66,6 +66,8 @@ export interface SubmissionServerDeps {
   dispatch: MessageDispatch;
   ledger: Ledger;
   logger: Logger;
+  /** Called for each connection, refused ones included (`relay_smtp_sessions_total`). */
+  sessionOpened?: () => void;
 }
 
 /** The SMTP submission port (`smtp_listen`). */
@@ -208,6 +210,7 @@ export function createSubmissionServer(deps: SubmissionServerDeps): SubmissionSe
     logger: false,
 
     onConnect(session, callback) {
+      deps.sessionOpened?.();
       const verdict = gate.admit(peerOf(session));
       if (verdict.admitted) return callback();
       logger.warn("connection refused", {

@@ -1,5 +1,5 @@
 import type { Database } from "better-sqlite3";
-import type { QueueEntry, QueueState } from "./queue-entry.js";
+import { QUEUE_STATES, type QueueEntry, type QueueState } from "./queue-entry.js";
 
 /** The full row (schema: migration `queue`): the entry plus what the queue worker needs. */
 export interface QueueRow extends QueueEntry {
@@ -51,6 +51,8 @@ export interface QueueRepository {
   list(filters: QueueFilters): QueueEntry[];
   /** Retention: deletes the `sent`/`failed` rows finished before `cutoff`; returns how many. */
   deleteFinishedBefore(cutoff: number): number;
+  /** How many rows are in each `estado` (every state named, 0 included): metrics, readiness. */
+  countByState(): Record<QueueState, number>;
   /** Rows still to deliver (`queued`, `sending`) and the spool file each needs. */
   pendingSpoolFiles(): Array<{ pk: number; spool_file: string | null }>;
   /**
@@ -131,6 +133,9 @@ export function createQueueRepository(db: Database): QueueRepository {
   const deleteFinished = db.prepare<[number], void>(
     "DELETE FROM queue WHERE finished_at IS NOT NULL AND finished_at < ?",
   );
+  const selectCounts = db.prepare<[], { estado: QueueState; count: number }>(
+    "SELECT estado, COUNT(*) AS count FROM queue GROUP BY estado",
+  );
   const selectPending = db.prepare<[], { pk: number; spool_file: string | null }>(
     "SELECT pk, spool_file FROM queue WHERE estado IN ('queued', 'sending')",
   );
@@ -184,6 +189,11 @@ export function createQueueRepository(db: Database): QueueRepository {
       return listStatement(filters).all(params) as QueueEntry[];
     },
     deleteFinishedBefore: (cutoff) => deleteFinished.run(cutoff).changes,
+    countByState() {
+      const counts = Object.fromEntries(QUEUE_STATES.map((state) => [state, 0]));
+      for (const { estado, count } of selectCounts.all()) counts[estado] = count;
+      return counts as Record<QueueState, number>;
+    },
     pendingSpoolFiles: () => selectPending.all(),
     recover: (change) => recoverAll(change),
     insert: (entries, now) => insertMany(entries, now),

@@ -15,6 +15,8 @@ function documented(document: Document): string[] {
  * `METHOD /path` of every route the router holds, read from Fastify's route tree
  * (`├── /clients (POST, GET, HEAD)`, a child's segment added to its parent's), with `:param`
  * written `{param}` and the HEAD twins of GET routes left out, as the document leaves them.
+ * The docs page's own assets and copies of the document (`/docs/…`, served by Swagger UI) are
+ * left out too: the document shows the page, `GET /docs`.
  */
 function registered(tree: string): string[] {
   const prefixes: string[] = [];
@@ -27,7 +29,7 @@ function registered(tree: string): string[] {
     prefixes[depth] = path;
     return (methods ?? "")
       .split(", ")
-      .filter((method) => method !== "" && method !== "HEAD")
+      .filter((method) => method !== "" && method !== "HEAD" && !path.startsWith("/docs/"))
       .map((method) => `${method} ${path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")}`);
   });
 }
@@ -54,6 +56,7 @@ describe("GET /openapi.json", () => {
     const routes = registered(relay.app.printRoutes({ commonPrefix: false }));
     expect(routes).toContain("POST /send-raw");
     expect(routes).toContain("GET /domains/{domain}/instructions");
+    expect(routes).toEqual(expect.arrayContaining(["GET /metrics", "GET /ready", "GET /docs"]));
     expect(documented(document).sort()).toEqual(routes.sort());
   });
 });

@@ -1,0 +1,77 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ADMIN_TOKEN, TestRelay } from "../helpers/relay-harness.js";
+
+describe("request ids and the access log", () => {
+  let relay: TestRelay;
+  beforeEach(async () => {
+    relay = await TestRelay.start();
+  });
+  afterEach(() => relay.close());
+
+  it("answers every request with X-Request-Id: the caller's when reasonable, else a new one", async () => {
+    const kept = await relay.admin("GET", "/clients");
+    const theirs = await relay.app.inject({
+      method: "GET",
+      url: "/clients",
+      headers: { "x-auth-token": ADMIN_TOKEN, "x-request-id": "lb-7f3a:42" },
+    });
+    const unreasonable = await relay.app.inject({
+      method: "GET",
+      url: "/health",
+      headers: { "x-request-id": "x".repeat(200) },
+    });
+    expect(kept.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(theirs.headers["x-request-id"]).toBe("lb-7f3a:42");
+    expect(unreasonable.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("gives refused requests an id too", async () => {
+    const refused = await relay.app.inject({
+      method: "GET",
+      url: "/clients",
+      headers: { "x-request-id": "refused-1" },
+    });
+    expect(refused.statusCode).toBe(401);
+    expect(refused.headers["x-request-id"]).toBe("refused-1");
+  });
+
+  it("writes every log line of a request with its id, the access line in the shared shape", async () => {
+    // A send refused for want of a credential: its ledger event is written during the request.
+    const response = await relay.app.inject({
+      method: "POST",
+      url: "/send",
+      headers: { "x-request-id": "req-send-1" },
+      payload: { from: "a@shop.test", to: ["b@dest.test"], subject: "hi" },
+      remoteAddress: "192.0.2.8",
+    });
+    expect(response.statusCode).toBe(401);
+    const lines = relay.logs.lines.filter(
+      (line) => (line.fields as Record<string, unknown>).request_id === "req-send-1",
+    );
+    // RUST_LOG=debug in the harness: the request's start, its ledger event, its access line.
+    expect(lines.map((line) => line.target)).toEqual([
+      "relay::http",
+      "relay::ledger",
+      "relay::http",
+    ]);
+    const ledgerLine = lines[1] as { fields: { ledger: string } };
+    expect(JSON.parse(ledgerLine.fields.ledger)).toMatchObject({
+      event: "rejected",
+      reason: "unauthorized",
+    });
+    expect(lines.at(-1)).toEqual({
+      timestamp: expect.any(String),
+      level: "INFO",
+      target: "relay::http",
+      fields: {
+        message: "request",
+        method: "POST",
+        path: "/send",
+        status: 401,
+        duration_ms: expect.any(Number),
+        peer: "192.0.2.8",
+        request_id: "req-send-1",
+      },
+    });
+  });
+});
