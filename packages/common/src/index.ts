@@ -1,5 +1,14 @@
 export { type AccessLogReply, type AccessLogRequest, accessLogHook } from "./access-log.js";
 export { type Clock, systemClock } from "./clock.js";
+export {
+  type CommandLine,
+  type CommandSpec,
+  type EnvironmentVariable,
+  type ProgramSpec,
+  parseCommandLine,
+  USAGE_EXIT_CODE,
+  usageText,
+} from "./command-line.js";
 export { ConfigError } from "./config-error.js";
 export { deepFreeze } from "./deep-freeze.js";
 export { messageOf } from "./error-message.js";
