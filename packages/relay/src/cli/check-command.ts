@@ -16,11 +16,7 @@ const EXIT = { ok: 0, failing: 1, unusable: 2 } as const;
  * is rewritten). Exit 0 when ok, 1 when a check fails, 2 for an unknown domain or a
  * configuration that cannot be read (or rewritten).
  */
-export async function checkCommand(args: string[], env: RelayEnv): Promise<number> {
-  if (args.length > 1) {
-    process.stderr.write("relay check: usage: relay check [domain]\n");
-    return EXIT.unusable;
-  }
+export async function checkCommand(args: readonly string[], env: RelayEnv): Promise<number> {
   // NOTE: unlike `serve`, a missing file is not created: checking nothing would hide a wrong path.
   try {
     await access(env.configPath, constants.R_OK);

@@ -1,6 +1,25 @@
 import { dirname, resolve } from "node:path";
-import { ConfigError, type LogFilter, parseLogFilter } from "@rd/common";
+import { ConfigError, type EnvironmentVariable, type LogFilter, parseLogFilter } from "@rd/common";
 import { parseDnsServer } from "../addresses/host-port.js";
+
+// Defaults of relay.md's environment table.
+const DEFAULT_CONFIG_FILE = "relay.json";
+const DEFAULT_STATE_DIR_NAME = "state";
+
+/** Every variable `parseEnv` reads, for the help of `relay`. */
+export const RELAY_ENVIRONMENT: readonly EnvironmentVariable[] = [
+  { name: "RELAY_CONFIG", about: "configuration file, JSON", default: DEFAULT_CONFIG_FILE },
+  { name: "RELAY_AUTH_TOKEN", about: "admin token; unset or empty leaves the API open" },
+  {
+    name: "RELAY_DB",
+    about: "directory of the state database and the spool",
+    default: `<config dir>/${DEFAULT_STATE_DIR_NAME}`,
+  },
+  { name: "RELAY_REDIS", about: "present (any value): asynchronous mode" },
+  { name: "RELAY_LEDGER_FILE", about: "ledger file; overrides ledger_file" },
+  { name: "RELAY_DNS", about: "DNS server, IP[:port]", default: "the system resolver" },
+  { name: "RUST_LOG", about: "log filter, e.g. relay::ledger=info", default: "info" },
+];
 
 /** What the relay takes from its environment, parsed once at boot. */
 export interface RelayEnv {
@@ -29,7 +48,7 @@ export function parseEnv(
   vars: Readonly<Record<string, string | undefined>>,
   cwd: string = process.cwd(),
 ): RelayEnv {
-  const configPath = resolve(cwd, vars.RELAY_CONFIG || "relay.json");
+  const configPath = resolve(cwd, vars.RELAY_CONFIG || DEFAULT_CONFIG_FILE);
   const configDir = dirname(configPath);
   let dnsServer: string | undefined;
   if (vars.RELAY_DNS) {
@@ -49,7 +68,7 @@ export function parseEnv(
     configPath,
     configDir,
     authToken: vars.RELAY_AUTH_TOKEN ? vars.RELAY_AUTH_TOKEN : undefined,
-    dbDir: resolve(cwd, vars.RELAY_DB || resolve(configDir, "state")),
+    dbDir: resolve(cwd, vars.RELAY_DB || resolve(configDir, DEFAULT_STATE_DIR_NAME)),
     asyncMode: vars.RELAY_REDIS !== undefined,
     ledgerFile: vars.RELAY_LEDGER_FILE ? resolve(cwd, vars.RELAY_LEDGER_FILE) : undefined,
     dnsServer,
