@@ -9,7 +9,7 @@ export {
   USAGE_EXIT_CODE,
   usageText,
 } from "./command-line.js";
-export { ConfigError } from "./config-error.js";
+export { type BootCulprit, bootStep, ConfigError } from "./config-error.js";
 export { deepFreeze } from "./deep-freeze.js";
 export { messageOf } from "./error-message.js";
 export { AppError, defineError, isAppError } from "./errors.js";
