@@ -166,7 +166,14 @@ async function assembleRelay(opened: OpenedState): Promise<Relay> {
     intervalSecs: current.tick_interval_secs,
     logger: queueLog,
   });
-  const enqueue = createQueueIntake({ queue: queueRepository, spool, clock, logger: queueLog });
+  const enqueue = createQueueIntake({
+    queue: queueRepository,
+    spool,
+    clock,
+    logger: queueLog,
+    // Asynchronous mode attempts a message as soon as it is accepted; the ticks are for retries.
+    onQueued: () => ticker.wake(),
+  });
   // One submission pipeline for both ports; the ports differ only in where a message goes.
   const submission = metrics.observeSubmission(
     createSubmissionService({

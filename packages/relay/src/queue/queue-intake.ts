@@ -21,6 +21,8 @@ export function createQueueIntake(deps: {
   spool: SpoolStore;
   clock: Clock;
   logger: Logger;
+  /** Called once the entries are durable: the queue may attempt them at once. */
+  onQueued?: () => void;
 }): QueueIntake {
   const { queue, spool, logger } = deps;
   const unavailable = (cause: unknown) => {
@@ -62,6 +64,7 @@ export function createQueueIntake(deps: {
       await Promise.all(files.map((file) => spool.remove(file).catch(() => undefined)));
       throw unavailable(error);
     }
+    deps.onQueued?.();
     return message.recipients.map((to) => ({ to, ok: true, detail: QUEUED_DETAIL }));
   };
 }

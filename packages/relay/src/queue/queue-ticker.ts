@@ -4,6 +4,12 @@ import type { QueueWorker } from "./queue-worker.js";
 export interface QueueTicker {
   /** Starts ticking every `intervalSecs` (0: never); a second start is ignored. */
   start(): void;
+  /**
+   * Entries were just queued: with the ticker running they are attempted at once (`tickSoon`),
+   * not at the next tick. Stopped, or off (`tick_interval_secs: 0`: only explicit ticks drain),
+   * it does nothing.
+   */
+  wake(): void;
   /** No further tick starts; resolves once the tick in hand (if any) has finished. */
   stop(): Promise<void>;
 }
@@ -22,6 +28,7 @@ export function createQueueTicker(deps: {
   let inFlight: Promise<void> | undefined;
   let started = false;
   let stopped = false;
+  let wakeScheduled = false;
 
   const schedule = () => {
     if (stopped) return;
@@ -48,6 +55,16 @@ export function createQueueTicker(deps: {
       if (started || intervalSecs <= 0) return;
       started = true;
       schedule();
+    },
+    wake() {
+      if (!started || stopped || wakeScheduled) return;
+      // After the current I/O callbacks: the sender's answer goes out first, and the
+      // acceptances of one turn of the event loop share one wake-up.
+      wakeScheduled = true;
+      setImmediate(() => {
+        wakeScheduled = false;
+        if (!stopped) worker.tickSoon();
+      });
     },
     async stop() {
       stopped = true;

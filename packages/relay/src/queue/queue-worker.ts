@@ -58,9 +58,11 @@ export interface QueueWorker {
   /** Drains what is due (reentrant: a tick during a tick answers `ocupado` and does nothing). */
   tick(): Promise<TickReport>;
   /**
-   * Starts a tick in the background now, or right after the tick in hand (whose due list may
-   * predate the rows just queued); its outcome is logged. The SMTP port uses it in synchronous
-   * mode to deliver a message at once after persisting it.
+   * New entries are due: attempts them now, in the background (subject to the send gate), and
+   * logs the outcome. A drain started this way keeps taking entries that become due while it
+   * runs, so mail accepted under a steady load never waits for a tick; it skips retention (the
+   * ticks do it). During a `tick()` the entries wait for a drain that starts right after it.
+   * The SMTP port calls it in synchronous mode, the ticker on every acceptance.
    */
   tickSoon(): void;
   /** Takes no new entry from now on; resolves when the tick in hand has finished. */
@@ -105,7 +107,8 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
     }
   }
 
-  async function deliver(row: QueueRow, report: TickReport): Promise<void> {
+  /** One attempt for a claimed entry; true when the entry was rescheduled. */
+  async function deliver(row: QueueRow, report: TickReport): Promise<boolean> {
     const config = deps.config();
     const attempts = row.attempts + 1;
     const base = { message_id: row.message_id, rcpt: row.rcpt };
@@ -120,7 +123,7 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
       });
       deps.emit({ event: "failed", ...base, permanent: true, error: SPOOL_FILE_MISSING });
       report.falhos += 1;
-      return;
+      return false;
     }
 
     const outcome = await deps.attempt(
@@ -139,7 +142,7 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
       deps.emit(deliveredEvent(base, outcome.receipt, attempts));
       report.entregues += 1;
       await finish(row);
-      return;
+      return false;
     }
 
     const { error } = outcome;
@@ -149,7 +152,7 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
       deps.emit(failedEvent(base, error));
       report.falhos += 1;
       await finish(row);
-      return;
+      return false;
     }
     queue.reschedule(row.pk, {
       attempts,
@@ -160,6 +163,7 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
     });
     deps.emit(deferredEvent(base, error, next.waitSecs));
     report.reagendados += 1;
+    return true;
   }
 
   /** Puts a row that hit a local failure back in the queue, due now, attempts unchanged. */
@@ -182,38 +186,90 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
     }
   }
 
-  async function drain(): Promise<TickReport> {
-    const report = emptyReport(false);
-    const config = deps.config();
-    const removed = queue.deleteFinishedBefore(nowSecs() - config.retention_days * DAY_SECS);
-    if (removed > 0) logger.info("finished deliveries past retention removed", { count: removed });
-
-    // The due rows as the tick starts: an entry rescheduled by this tick waits for the next.
-    const due = queue.duePks(nowSecs());
-    const width = config.send_delay_secs > 0 ? 1 : TICK_CONCURRENCY;
-    let next = 0;
-    const lane = async () => {
-      while (!stopping && next < due.length) {
-        const pk = due[next++] as number;
-        const row = queue.claim(pk, nowSecs());
-        if (!row) continue;
-        try {
-          await deliver(row, report);
-        } catch (error) {
-          report.ok = false;
-          release(row, error);
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(width, due.length) }, lane));
-    return report;
+  /** One drain: the due list it works through, its lanes, and what it did. */
+  interface Drain {
+    readonly report: TickReport;
+    readonly width: number;
+    /** Takes entries that become due while it runs (`tickSoon`), not only the first list. */
+    readonly continuous: boolean;
+    due: number[];
+    next: number;
+    /** Entries became due since `due` was read. */
+    stale: boolean;
+    /** Entries this drain rescheduled: they wait for a later drain, even when due at once. */
+    readonly rescheduled: Set<number>;
+    readonly lanes: Set<Promise<void>>;
   }
 
+  const dueFor = (run: Drain) => queue.duePks(nowSecs()).filter((pk) => !run.rescheduled.has(pk));
+
+  /** The next entry for a lane, reading the due list again when new entries came in. */
+  function nextPk(run: Drain): number | undefined {
+    if (run.next >= run.due.length && run.continuous && run.stale) {
+      run.stale = false;
+      run.due = dueFor(run);
+      run.next = 0;
+      // Lanes that ran out earlier have exited: the new entries may use them again.
+      queueMicrotask(() => widen(run));
+    }
+    return run.due[run.next++];
+  }
+
+  async function lane(run: Drain): Promise<void> {
+    for (let pk = nextPk(run); !stopping && pk !== undefined; pk = nextPk(run)) {
+      const row = queue.claim(pk, nowSecs());
+      if (!row) continue;
+      try {
+        const rescheduled = await deliver(row, run.report);
+        if (rescheduled) run.rescheduled.add(pk);
+      } catch (error) {
+        run.report.ok = false;
+        run.rescheduled.add(pk);
+        release(row, error);
+      }
+    }
+  }
+
+  /** Starts lanes up to the drain's width while it has entries for them. */
+  function widen(run: Drain): void {
+    const waiting = () => run.next < run.due.length || (run.continuous && run.stale);
+    while (!stopping && run.lanes.size < run.width && waiting()) {
+      const started: Promise<void> = lane(run).finally(() => run.lanes.delete(started));
+      run.lanes.add(started);
+    }
+  }
+
+  async function drain(continuous: boolean): Promise<TickReport> {
+    const config = deps.config();
+    if (!continuous) {
+      const removed = queue.deleteFinishedBefore(nowSecs() - config.retention_days * DAY_SECS);
+      if (removed > 0)
+        logger.info("finished deliveries past retention removed", { count: removed });
+    }
+    const run: Drain = {
+      report: emptyReport(false),
+      width: config.send_delay_secs > 0 ? 1 : TICK_CONCURRENCY,
+      continuous,
+      // The due rows as the tick starts: an entry rescheduled by this tick waits for the next.
+      due: queue.duePks(nowSecs()),
+      next: 0,
+      stale: false,
+      rescheduled: new Set(),
+      lanes: new Set(),
+    };
+    current = run;
+    widen(run);
+    while (run.lanes.size > 0) await Promise.all(run.lanes);
+    current = undefined;
+    return run.report;
+  }
+
+  let current: Drain | undefined;
   let tickAgain = false;
 
-  async function tick(): Promise<TickReport> {
+  async function runDrain(continuous: boolean): Promise<TickReport> {
     if (running || stopping) return emptyReport(true);
-    running = drain();
+    running = drain(continuous);
     try {
       return await running;
     } finally {
@@ -225,13 +281,20 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
     }
   }
 
+  const tick = () => runDrain(false);
+
   function tickSoon(): void {
     if (stopping) return;
+    if (current?.continuous) {
+      current.stale = true;
+      widen(current);
+      return;
+    }
     if (running) {
       tickAgain = true;
       return;
     }
-    tick()
+    runDrain(true)
       .then((report) => {
         if (report.tentados > 0) logger.info("queue tick", { ...report });
       })

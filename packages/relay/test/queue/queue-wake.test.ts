@@ -1,0 +1,77 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { systemClock } from "@rd/common";
+import { afterEach, describe, expect, it } from "vitest";
+import { SendRelay } from "../submission/send-harness.js";
+import { queueOf, UNLIMITED } from "./async-relay.js";
+
+// Asynchronous mode with the internal ticker running (the server listens): an accepted message
+// is attempted at once, not at the next tick, still through the send gate.
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function listeningRelay(config: Record<string, unknown>) {
+  // The system clock: the send gate really waits.
+  const relay = await SendRelay.start({
+    sinks: { "dest.test": { tls: "none" } },
+    env: { RELAY_REDIS: "" },
+    config,
+    clock: systemClock,
+  });
+  cleanups.push(() => relay.close());
+  await relay.addDomain("shop.test", { limits: UNLIMITED });
+  const client = await relay.addClient(["shop.test"]);
+  await relay.relay.relay.listen();
+  const send = async (to: string) => {
+    const response = await relay.post(
+      "/send-raw",
+      { from: "a@shop.test", to: [to], raw: `From: a@shop.test\r\nTo: ${to}\r\n\r\nhello\r\n` },
+      { authorization: client.authorization },
+    );
+    expect(response.statusCode, response.body).toBe(202);
+    return (response.json() as { message_id: string }).message_id;
+  };
+  return { relay, send, sink: relay.sinks["dest.test"]! };
+}
+
+describe("queue wake-up on acceptance", () => {
+  it("delivers an accepted message at once, long before the next tick", async () => {
+    const { relay, send, sink } = await listeningRelay({ tick_interval_secs: 3600 });
+    const messageId = await send("now@dest.test");
+    const [mail] = await sink.waitForMessages(1, 5000);
+    expect(mail?.envelope.to).toEqual(["now@dest.test"]);
+    await expect
+      .poll(async () => (await queueOf(relay, `?message_id=${encodeURIComponent(messageId)}`))[0])
+      .toMatchObject({ estado: "sent", attempts: 1 });
+  });
+
+  it("keeps taking messages accepted while it delivers, each exactly once", async () => {
+    const { send, sink } = await listeningRelay({ tick_interval_secs: 3600 });
+    const recipients = Array.from({ length: 40 }, (_, index) => `r${index}@dest.test`);
+    await Promise.all(recipients.map((to) => send(to)));
+    await sink.waitForMessages(40, 10_000);
+    await sleep(200);
+    expect(sink.messages.map((mail) => mail.envelope.to[0]).sort()).toEqual(recipients.sort());
+  });
+
+  it("still passes the send gate: attempts start send_delay_secs apart", async () => {
+    const { send, sink } = await listeningRelay({ tick_interval_secs: 3600, send_delay_secs: 0.3 });
+    const started = Date.now();
+    await Promise.all(["g1@dest.test", "g2@dest.test", "g3@dest.test"].map((to) => send(to)));
+    await sink.waitForMessages(3, 5000);
+    // Three attempts: the second and third each wait 0.3 s after the start of the one before.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(550);
+  });
+
+  it("with the internal ticker off (tick_interval_secs 0), waits for an explicit tick", async () => {
+    const { relay, send, sink } = await listeningRelay({ tick_interval_secs: 0 });
+    await send("later@dest.test");
+    await sleep(300);
+    expect(sink.messages).toHaveLength(0);
+    const response = await relay.relay.admin("POST", "/queue/tick");
+    expect(response.json()).toMatchObject({ entregues: 1 });
+    expect(sink.messages).toHaveLength(1);
+  });
+});
