@@ -1,114 +1,187 @@
 /**
- * Relay throughput benchmark: `npm run bench:relay` (after `npm run build`). The asynchronous
- * mode (queue) follows, from `bench/async.ts`.
+ * Relay against Postfix, side by side in one run: `npm run build && npm run bench:relay`
+ * (`-- --no-10k` skips the 10,000-message memory phase).
  *
- * The compiled relay runs in synchronous mode (see `bench-relay.ts`). This measures
- * accepted-and-delivered messages per second through `/send-raw` and `/send` for 1 KiB and
- * 1 MiB messages, the relay process's CPU time per message, and its peak resident memory in
- * each phase (Linux `VmHWM`, reset between phases).
- *
- * Every request is checked: a result that is not `ok` or a message missing at the sink fails
- * the run. Figures go to stdout as a Markdown table.
+ * Both systems deliver to the same destination, Postfix's `smtp-sink` on loopback (the relay
+ * through `mx_override`), with the same message sizes and concurrency; each relay figure is
+ * printed beside Postfix's and as a ratio to it. When Postfix is absent (and cannot be installed)
+ * the relay runs alone against the test fixture sink, without ratios. Every answer is checked
+ * and every message must reach the destination. Figures go to stdout as a Markdown table.
  */
-import { cpuMs, peakRssKib, resetPeakRss } from "@rd/common/test-kit";
-import { runAsyncBenchmark } from "./async.js";
+import { type SmtpSink, startSmtpSink } from "../test/fixtures/smtp-sink.js";
+import { type BenchRelay, type Destination, machine, mib, startBenchRelay } from "./bench-relay.js";
 import {
-  type BenchRelay,
-  bodyOf,
-  inParallel,
-  machine,
-  mib,
-  RECIPIENT_DOMAIN,
-  rawRequest,
-  SENDER,
-  sizeLabel,
-  startBenchRelay,
-} from "./bench-relay.js";
+  ensurePostfix,
+  type PostfixInstance,
+  type PostfixPhaseResult,
+  startPostfix,
+  startSinkProcess,
+} from "./postfix-anchor.js";
+import { quantile, type RelayPhase, type RelayPhaseResult, runRelayPhase } from "./relay-phases.js";
 
-interface Phase {
-  endpoint: "/send" | "/send-raw";
-  size: number;
-  requests: number;
-  concurrency: number;
+const KIB = 1024;
+const MIB = 1024 * 1024;
+/** The issue's setup: 3,000 messages of 1 KiB, 20 in flight. */
+const SMALL = { size: KIB, messages: 3000, concurrency: 20 };
+/** 1 MiB messages: fewer of them, the same number in flight. */
+const LARGE = { size: MIB, messages: 200, concurrency: 20 };
+/** Messages sent (and not measured) first, so the relay's code is warm. */
+const WARMUP = 100;
+const withTenThousand = !process.argv.includes("--no-10k");
+
+const rate = (value: number) => value.toFixed(0);
+const ms = (seconds: number | undefined) =>
+  seconds === undefined ? "—" : `${(seconds * 1000).toFixed(0)}`;
+const ratio = (value: number, anchor: number | undefined) =>
+  anchor === undefined ? "—" : `${(value / anchor).toFixed(2)}×`;
+
+interface Row {
+  system: string;
+  accepted: number;
+  endToEnd: number;
+  latencies: readonly number[];
+  anchor: PostfixPhaseResult | undefined;
+  cpu?: number | null;
+  rss?: number | null;
 }
 
-/** The measured phases: endpoint × message size, with how many requests and how many in flight. */
-const PHASES: readonly Phase[] = [
-  // NOTE: smtp-server holds every greeting 100 ms (early-talker check), so one delivery takes
-  // ~0.2 s of wall time: 32 in flight keep the relay, not the sink, the bottleneck.
-  { endpoint: "/send-raw", size: 1024, requests: 600, concurrency: 32 },
-  { endpoint: "/send", size: 1024, requests: 600, concurrency: 32 },
-  { endpoint: "/send-raw", size: 1024 * 1024, requests: 80, concurrency: 8 },
-  { endpoint: "/send", size: 1024 * 1024, requests: 80, concurrency: 8 },
-];
-/** Requests sent (and not measured) first, so the relay's code is warm. */
-const WARMUP_REQUESTS = 20;
-
-function payloadOf(phase: Phase, index: number): string {
-  if (phase.endpoint === "/send-raw") return rawRequest(phase.size, index);
-  const to = [`rcpt${index}@${RECIPIENT_DOMAIN}`];
-  return JSON.stringify({ from: SENDER, to, subject: `bench ${index}`, text: bodyOf(phase.size) });
-}
-
-/** Sends `count` requests of `phase`; each must answer 200 with its recipient delivered. */
-async function send(relay: BenchRelay, phase: Phase, count: number, concurrency: number) {
-  await inParallel(count, concurrency, async (index) => {
-    const response = await fetch(`${relay.base}${phase.endpoint}`, {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: relay.authorization },
-      body: payloadOf(phase, index),
-    });
-    const body = (await response.json()) as { results?: Array<{ ok: boolean }> };
-    if (response.status !== 200 || !body.results?.[0]?.ok) {
-      throw new Error(`${phase.endpoint} answered ${response.status}: ${JSON.stringify(body)}`);
-    }
-  });
+function format(row: Row): string {
+  const { anchor } = row;
+  return [
+    row.system,
+    rate(row.accepted),
+    ratio(row.accepted, anchor?.acceptedPerSec),
+    rate(row.endToEnd),
+    ratio(row.endToEnd, anchor?.endToEndPerSec),
+    ms(quantile(row.latencies, 0.5)),
+    ms(quantile(row.latencies, 0.99)),
+    row.cpu === undefined || row.cpu === null ? "—" : row.cpu.toFixed(2),
+    row.rss === undefined ? "—" : mib(row.rss),
+  ].join(" | ");
 }
 
 async function main(): Promise<void> {
-  const relay = await startBenchRelay({ asyncMode: false });
-  const { pid, sink } = relay;
+  const postfixAvailable = await ensurePostfix();
+  const fixture = postfixAvailable ? undefined : await startSmtpSink({ tls: "none" });
+  const sink = postfixAvailable ? await startSinkProcess() : undefined;
+  const destination: Destination = sink ?? fixtureDestination(fixture as SmtpSink);
+  let postfix: PostfixInstance | undefined;
+  let relays: BenchRelay[] = [];
   try {
-    const idleKib = await peakRssKib(pid);
-    const rows: string[] = [];
-    for (const phase of PHASES) {
-      await send(relay, phase, WARMUP_REQUESTS, 4);
-      await sink.waitForMessages(WARMUP_REQUESTS);
-      sink.messages.length = 0;
-      await resetPeakRss(pid);
-      const cpuBefore = await cpuMs(pid);
-      const started = performance.now();
-      await send(relay, phase, phase.requests, phase.concurrency);
-      const seconds = (performance.now() - started) / 1000;
-      await sink.waitForMessages(phase.requests);
-      const delivered = sink.messages.length;
-      sink.messages.length = 0;
-      if (delivered !== phase.requests) {
-        throw new Error(`sink got ${delivered} of ${phase.requests} messages`);
-      }
-      const peak = await peakRssKib(pid);
-      const cpuAfter = await cpuMs(pid);
-      const cpuPerMessage =
-        cpuBefore === null || cpuAfter === null
-          ? "n/a"
-          : ((cpuAfter - cpuBefore) / phase.requests).toFixed(1);
-      rows.push(
-        `| ${phase.endpoint} | ${sizeLabel(phase.size)} | ${phase.requests} | ${phase.concurrency} | ` +
-          `${(phase.requests / seconds).toFixed(1)} | ${cpuPerMessage} | ${mib(peak)} |`,
-      );
-      console.error(`done: ${rows.at(-1)}`);
-    }
-    console.log(`${machine()}; relay idle RSS ${mib(idleKib)} MiB\n`);
-    console.log(
-      "| endpoint | message | requests | in flight | messages/s | relay CPU ms/message | peak RSS (MiB) |",
-    );
-    console.log("|---|---|---|---|---|---|---|");
-    for (const row of rows) console.log(row);
+    postfix = sink && (await startPostfix(sink));
+    const asyncRelay = await startBenchRelay({ asyncMode: true, destination });
+    relays = [asyncRelay];
+    const syncRelay = await startBenchRelay({ asyncMode: false, destination });
+    relays = [asyncRelay, syncRelay];
+    await runPhases(postfix, asyncRelay, syncRelay, destination);
   } finally {
-    await relay.close();
+    await Promise.all(relays.map((relay) => relay.close()));
+    await postfix?.close();
+    await sink?.close();
+    await fixture?.close();
+  }
+  printTable(postfix !== undefined);
+}
+
+function fixtureDestination(fixture: SmtpSink): Destination {
+  return {
+    address: fixture.address,
+    delivered: () => fixture.messages.length,
+    waitFor: async (count, timeoutMs) => {
+      await fixture.waitForMessages(count, timeoutMs);
+    },
+  };
+}
+
+const rows: Row[] = [];
+
+async function runPhases(
+  postfix: PostfixInstance | undefined,
+  asyncRelay: BenchRelay,
+  syncRelay: BenchRelay,
+  destination: Destination,
+): Promise<void> {
+  const log = (row: Row) => {
+    rows.push(row);
+    console.error(`done: ${format(row)}`);
+  };
+  const relayRow = (system: string, result: RelayPhaseResult, anchor?: PostfixPhaseResult) =>
+    log({
+      system,
+      accepted: result.acceptedPerSec,
+      endToEnd: result.endToEndPerSec,
+      // A synchronous answer comes after the delivery: there is no wait to report.
+      latencies: system.startsWith("relay sync") ? [] : result.latencies,
+      anchor,
+      cpu: result.cpuMsPerMessage,
+      rss: result.peakRssKib,
+    });
+  const postfixRow = (system: string, result: PostfixPhaseResult | undefined) => {
+    if (result)
+      log({
+        system,
+        accepted: result.acceptedPerSec,
+        endToEnd: result.endToEndPerSec,
+        latencies: result.delays,
+        anchor: result,
+      });
+  };
+
+  const phase = (via: RelayPhase["via"], shape: typeof SMALL): RelayPhase => ({ via, ...shape });
+  for (const relay of [asyncRelay, syncRelay]) {
+    await runRelayPhase(relay, destination, phase("http", { ...SMALL, messages: WARMUP }));
+  }
+  await runRelayPhase(asyncRelay, destination, phase("smtp", { ...SMALL, messages: WARMUP }));
+
+  const small = await postfix?.run({ ...SMALL, sessions: SMALL.concurrency });
+  postfixRow("Postfix, smtp-source → postfix → smtp-sink, 1 KiB (anchor)", small);
+  relayRow(
+    "relay async /send-raw, 1 KiB",
+    await runRelayPhase(asyncRelay, destination, phase("http", SMALL)),
+    small,
+  );
+  relayRow(
+    "relay sync /send-raw, 1 KiB",
+    await runRelayPhase(syncRelay, destination, phase("http", SMALL)),
+    small,
+  );
+  relayRow(
+    "relay async SMTP submission (AUTH), 1 KiB",
+    await runRelayPhase(asyncRelay, destination, phase("smtp", SMALL)),
+    small,
+  );
+  postfixRow(
+    "Postfix, smtp-source -d (one connection per session), 1 KiB (for information)",
+    await postfix?.run({ ...SMALL, sessions: SMALL.concurrency, reuse: true }),
+  );
+  const large = await postfix?.run({ ...LARGE, sessions: LARGE.concurrency });
+  postfixRow("Postfix, 1 MiB (anchor)", large);
+  relayRow(
+    "relay async /send-raw, 1 MiB",
+    await runRelayPhase(asyncRelay, destination, phase("http", LARGE)),
+    large,
+  );
+  relayRow(
+    "relay async /send-raw, 1 KiB × 1,000 (memory)",
+    await runRelayPhase(asyncRelay, destination, phase("http", { ...SMALL, messages: 1000 })),
+  );
+  if (withTenThousand) {
+    relayRow(
+      "relay async /send-raw, 1 KiB × 10,000 (memory)",
+      await runRelayPhase(asyncRelay, destination, phase("http", { ...SMALL, messages: 10_000 })),
+    );
   }
 }
 
+function printTable(withPostfix: boolean): void {
+  console.log(
+    `\n${machine()}; ${withPostfix ? "destination: Postfix smtp-sink" : "Postfix absent: fixture sink, no ratios"}\n`,
+  );
+  console.log(
+    "| system | accepted msg/s | accepted ratio | end to end msg/s | end-to-end ratio | p50 latency (ms) | p99 latency (ms) | relay CPU ms/msg | relay peak RSS (MiB) |",
+  );
+  console.log("|---|---|---|---|---|---|---|---|---|");
+  for (const row of rows) console.log(`| ${format(row)} |`);
+}
+
 await main();
-// Asynchronous mode (queue): accepted/s and drained/s by one tick, in `bench/async.ts`.
-await runAsyncBenchmark();
