@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from "node:path";
-import { ConfigError, deepFreeze, parseLogFilter } from "@rd/common";
+import { ConfigError, deepFreeze, type EnvironmentVariable, parseLogFilter } from "@rd/common";
 
 /** Where the data lives: a SQLite file (the default) or a MySQL/MariaDB server. */
 export type DatabaseConfig =
@@ -57,6 +57,8 @@ const DEFAULT_SQLITE_FILE = "./data/delivery.db";
 const DEFAULT_CODEHOST_API_URL = "https://api.github.com";
 const DEFAULT_LOCAL_STORAGE_DIR = "./data/files";
 const DEFAULT_SCHEDULER_INTERVAL_MINUTES = 10;
+/** Active content under /files is a download unless asked otherwise (see `Config`). */
+const DEFAULT_FILES_INLINE_ACTIVE_CONTENT = false;
 /** A download is cut after a minute without a byte (also the code-host client's default). */
 export const DEFAULT_DOWNLOAD_IDLE_TIMEOUT_SECONDS = 60;
 /**
@@ -70,6 +72,60 @@ const DEFAULT_TELEGRAM_API_URL = "https://api.telegram.org";
 const DEFAULT_OBJECTSTORE_REGION = "us-east-1";
 /** HS256 keys shorter than the hash output (256 bits) weaken the signature (RFC 7518 §3.2). */
 const MIN_JWT_SECRET_LENGTH = 32;
+
+/** Every variable `loadConfig` reads, one line each, for the help of `delivery`. */
+export const DELIVERY_ENVIRONMENT: readonly EnvironmentVariable[] = [
+  { name: "HOST", about: "interface the HTTP server listens on", default: DEFAULT_HOST },
+  { name: "PORT", about: "HTTP port (0: any free port)", default: String(DEFAULT_PORT) },
+  {
+    name: "DATABASE_URL",
+    about: "mysql://user:pass@host:port/db, or sqlite:<path>",
+    default: `sqlite:${DEFAULT_SQLITE_FILE}`,
+  },
+  { name: "API_KEY", about: "X-API-Key value; unset: API-key-only endpoints refuse every call" },
+  { name: "HOSTING_WEBHOOK_SECRET", about: "code-host webhook signature secret; unset: refused" },
+  {
+    name: "JWT_SECRET",
+    about: "login token key, at least 32 characters",
+    default: "generated once, kept beside the database",
+  },
+  { name: "CODEHOST_API_URL", about: "code-host API base", default: DEFAULT_CODEHOST_API_URL },
+  { name: "CODEHOST_TOKEN", about: "code-host token (unset: anonymous, rate-limited)" },
+  {
+    name: "CODEHOST_DOWNLOAD_IDLE_TIMEOUT_SECONDS",
+    about: "a download silent this long is retried",
+    default: String(DEFAULT_DOWNLOAD_IDLE_TIMEOUT_SECONDS),
+  },
+  { name: "PUBLIC_URL", about: "the service's own base URL; https: Secure cookies" },
+  { name: "OBJECTSTORE_ENDPOINT", about: "S3-compatible endpoint URL (objectstore provider)" },
+  { name: "OBJECTSTORE_REGION", about: "S3 region", default: DEFAULT_OBJECTSTORE_REGION },
+  { name: "OBJECTSTORE_ACCESS_KEY", about: "S3 access key id, with the secret key" },
+  { name: "OBJECTSTORE_SECRET_KEY", about: "S3 secret key, with the access key id" },
+  {
+    name: "LOCAL_STORAGE_DIR",
+    about: "root of the local storage provider",
+    default: DEFAULT_LOCAL_STORAGE_DIR,
+  },
+  {
+    name: "FILES_INLINE_ACTIVE_CONTENT",
+    about: "true: serve HTML, SVG, JavaScript under /files inline",
+    default: String(DEFAULT_FILES_INLINE_ACTIVE_CONTENT),
+  },
+  {
+    name: "SCHEDULER_INTERVAL_MINUTES",
+    about: "minutes between scheduler rounds; 0: off",
+    default: String(DEFAULT_SCHEDULER_INTERVAL_MINUTES),
+  },
+  {
+    name: "RELEASE_CLAIM_LEASE_SECONDS",
+    about: "a dead instance's release claim is taken over after this",
+    default: String(DEFAULT_RELEASE_CLAIM_LEASE_SECONDS),
+  },
+  { name: "TELEGRAM_BOT_TOKEN", about: "Telegram bot token, with the chat id" },
+  { name: "TELEGRAM_CHAT_ID", about: "Telegram chat that receives notifications" },
+  { name: "TELEGRAM_API_URL", about: "Telegram Bot API base", default: DEFAULT_TELEGRAM_API_URL },
+  { name: "RUST_LOG", about: "log filter, e.g. warn,delivery::http=debug", default: "info" },
+];
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -194,7 +250,11 @@ export function loadConfig(env: Env): Config {
       secretAccessKey,
     },
     localStorageDir: resolve(optional(env, "LOCAL_STORAGE_DIR") ?? DEFAULT_LOCAL_STORAGE_DIR),
-    filesInlineActiveContent: flag(env, "FILES_INLINE_ACTIVE_CONTENT", false),
+    filesInlineActiveContent: flag(
+      env,
+      "FILES_INLINE_ACTIVE_CONTENT",
+      DEFAULT_FILES_INLINE_ACTIVE_CONTENT,
+    ),
     schedulerIntervalMinutes: integer(
       env,
       "SCHEDULER_INTERVAL_MINUTES",

@@ -5,6 +5,7 @@
 // graceful shutdown). To wire a new adapter: open it in `startService`, pass it to
 // `createServices` (services.ts), and close it in `stop()` after the HTTP server.
 import {
+  bootStep,
   type Clock,
   ConfigError,
   closeHttpGracefully,
@@ -29,6 +30,8 @@ import { createServices } from "./services.js";
 import { removeAbandonedScratch } from "./storage/scratch-files.js";
 import { spoolDirFor, storageFromConfig } from "./storage/storage-providers.js";
 import { VERSION } from "./version.js";
+
+const DATABASE = { where: "DATABASE_URL" };
 
 /** Requests in flight at shutdown get this long to finish (decisions: at most 10 s). */
 export const SHUTDOWN_GRACE_MS = 10_000;
@@ -60,11 +63,20 @@ export async function startService(
   const log = logging.forTarget("delivery::main");
   const clock = options.clock ?? systemClock;
 
-  const database = openDatabase(config.database);
+  // Boot steps fail with a ConfigError naming the variable to fix (the CLI exits 2).
+  const database = await bootStep(DATABASE, "cannot open the database", () =>
+    openDatabase(config.database),
+  );
   try {
-    const applied = await migrateToLatest(database);
+    const applied = await bootStep(DATABASE, "cannot reach or migrate the database", () =>
+      migrateToLatest(database),
+    );
     log.info("database ready", { dialect: database.dialect.kind, migrations_applied: applied });
-    const jwtSecret = await resolveJwtSecret(config, log);
+    const jwtSecret = await bootStep(
+      { where: "JWT_SECRET" },
+      "unset, and the generated secret cannot be kept",
+      () => resolveJwtSecret(config, log),
+    );
     const codehost = new GithubClient({
       baseUrl: config.codehost.apiUrl,
       token: config.codehost.token,
@@ -81,7 +93,9 @@ export async function startService(
     const storage = storageFromConfig(config);
     // A process killed mid-publish leaves its scratch files (half-written objects, zip
     // archives) behind; its claim on the release is taken over once its lease expires.
-    const leftovers = await removeAbandonedScratch(spoolDirFor(config));
+    const leftovers = await bootStep({ where: "LOCAL_STORAGE_DIR" }, "cannot be read", () =>
+      removeAbandonedScratch(spoolDirFor(config)),
+    );
     log.info("storage ready", {
       local: storage.local.root,
       objectstore: storage.objectstore !== null,
@@ -101,7 +115,11 @@ export async function startService(
       storage,
     });
     const app = await buildApp(services);
-    const address = await app.listen({ host: config.host, port: config.port });
+    const address = await bootStep(
+      { where: "HOST, PORT" },
+      `cannot listen on ${config.host}:${config.port}`,
+      () => app.listen({ host: config.host, port: config.port }),
+    );
     log.info("listening", { address, version: VERSION });
     const scheduler = buildReleaseScheduler({
       intervalMs: config.schedulerIntervalMinutes * MINUTE_MS,
@@ -151,24 +169,16 @@ export interface ServeOptions {
   readonly codehostPolicy?: Partial<CodeHostPolicy>;
 }
 
-/** `delivery serve`: runs until a stop signal; the exit code (0 clean, 1 failed, 2 bad config). */
+/**
+ * `delivery serve`: runs until a stop signal; resolves with the exit code (0 clean, 1 failed).
+ * Throws a ConfigError naming the variable when the configuration or a boot step is unusable.
+ */
 export async function serve(
   env: Readonly<Record<string, string | undefined>>,
   options: ServeOptions = {},
 ): Promise<number> {
   const destination = options.logDestination ? { destination: options.logDestination } : {};
-  let config: Config;
-  try {
-    config = loadConfig(env);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    const logging = createLogging(destination);
-    logging.forTarget("delivery::config").error(`invalid configuration: ${error.message}`, {
-      variable: error.where,
-    });
-    logging.flush();
-    return 2;
-  }
+  const config = loadConfig(env);
   const logging = createLogging({ filter: config.logFilter, ...destination });
   const log = logging.forTarget("delivery::main");
   const stopSignal = options.stopSignal ?? waitForStopSignal();
@@ -182,6 +192,7 @@ export async function serve(
     await service.stop();
     return 0;
   } catch (error) {
+    if (error instanceof ConfigError) throw error;
     log.error("service failed", { error: (error as Error).message });
     return 1;
   } finally {

@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createLogging } from "@rd/common";
+import { ConfigError, createLogging } from "@rd/common";
 import { LogCapture, makeTempDir } from "@rd/common/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
@@ -148,16 +148,16 @@ for (const dialect of DIALECTS) {
 }
 
 describe("delivery serve configuration", () => {
-  it("exits 2 naming the variable when the configuration is bad", async () => {
+  it("refuses a bad configuration with a ConfigError naming the variable (the CLI exits 2)", async () => {
     const logs = new LogCapture();
-    expect(
-      await serve({ PORT: "eighty" }, { logDestination: logs, stopSignal: new Promise(() => {}) }),
-    ).toBe(2);
-    expect(logs.lines[0]).toMatchObject({
-      level: "ERROR",
-      target: "delivery::config",
-      fields: { variable: "PORT" },
-    });
+    const serving = serve(
+      { PORT: "eighty" },
+      { logDestination: logs, stopSignal: new Promise(() => {}) },
+    );
+    await expect(serving).rejects.toThrow(ConfigError);
+    await expect(serving).rejects.toMatchObject({ where: "PORT" });
+    // Reported on stderr by the CLI (test/process/startup-errors.test.ts), not as a log line.
+    expect(logs.lines).toEqual([]);
   });
 
   it("without JWT_SECRET, generates one beside the SQLite file, keeps it across restarts, and warns", async () => {

@@ -1,9 +1,34 @@
+import { execFile } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { freePort, ServiceProcess } from "@rd/common/test-kit";
 
 // The binary runs dist/, which Vitest's global setup (vitest.global-setup.ts) builds first.
 const DELIVERY_BIN = join(dirname(fileURLToPath(import.meta.url)), "../../bin/delivery.js");
+const runFile = promisify(execFile);
+
+/**
+ * Runs `delivery <args>` to completion in `cwd`, with only PATH and `env`; resolves with its
+ * exit code and output.
+ */
+export function runDelivery(
+  args: string[],
+  env: Record<string, string>,
+  cwd?: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return runFile(process.execPath, [DELIVERY_BIN, ...args], {
+    env: { PATH: process.env.PATH ?? "", ...env },
+    ...(cwd && { cwd }),
+  }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => ({
+      code: error.code,
+      stdout: error.stdout,
+      stderr: error.stderr,
+    }),
+  );
+}
 
 /** The compiled service running as `delivery serve` on a free loopback port. */
 export class DeliveryProcess extends ServiceProcess {
