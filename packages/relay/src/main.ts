@@ -11,6 +11,7 @@
 import { hostname } from "node:os";
 import { join } from "node:path";
 import {
+  bootStep,
   type Clock,
   closeHttpGracefully,
   createLogging,
@@ -59,6 +60,8 @@ import { createMessageDispatch, createPersistedDispatch } from "./submission/mes
 import { createSubmissionService } from "./submission/submission-service.js";
 import { VERSION } from "./version.js";
 
+const STATE_DIR = { where: "RELAY_DB" };
+
 // In-flight requests get this long to finish at shutdown (decisions: at most 10 s).
 export const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -91,7 +94,10 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
   const clock = options.clock ?? systemClock;
   const log = logging.forTarget("relay");
   const config = createConfigStore(await loadConfigFile(env), env);
-  const db = openStateDatabase(env.dbDir);
+  // Boot steps fail with a ConfigError naming the variable or field to fix (the CLI exits 2).
+  const db = await bootStep(STATE_DIR, `cannot open the state database in ${env.dbDir}`, () =>
+    openStateDatabase(env.dbDir),
+  );
   const current = config.current();
   const ledger = createLedger({
     logger: logging.forTarget(LEDGER_TARGET),
@@ -150,7 +156,9 @@ async function assembleRelay(opened: OpenedState): Promise<Relay> {
   // The asynchronous queue: recovered before any request, drained by the ticker and /queue/tick.
   const queueLog = logging.forTarget("relay::queue");
   const spool = createSpoolStore(join(env.dbDir, SPOOL_DIR_NAME));
-  await recoverQueue({ queue: queueRepository, spool, clock, logger: queueLog });
+  await bootStep(STATE_DIR, `cannot recover the queue in ${env.dbDir}`, () =>
+    recoverQueue({ queue: queueRepository, spool, clock, logger: queueLog }),
+  );
   const queueWorker = createQueueWorker({
     queue: queueRepository,
     spool,
@@ -237,9 +245,13 @@ async function assembleRelay(opened: OpenedState): Promise<Relay> {
     smtp,
     async listen() {
       const { host, port } = parseListenAddress(config.current().listen);
-      await app.listen({ host, port });
+      await bootStep({ where: env.configPath, field: "listen" }, "cannot listen", () =>
+        app.listen({ host, port }),
+      );
       ticker.start();
-      await smtp?.listen();
+      await bootStep({ where: env.configPath, field: "smtp_listen" }, "cannot listen", async () =>
+        smtp?.listen(),
+      );
       const address = app.server.address();
       const bound = typeof address === "object" && address ? address.port : port;
       log.info("relay listening", {

@@ -108,11 +108,14 @@ describe("the relay process", () => {
     expect(JSON.stringify(warning)).toContain("RELAY_AUTH_TOKEN");
   });
 
-  it("exits 1 with a message when the listen port is taken", async () => {
+  it("exits 2 naming the file and its listen field when the listen port is taken", async () => {
     relay = await RelayProcess.start(env);
     const second = await runRelay(["serve"], { ...env, RELAY_DB: join(dir.path, "second-state") });
-    expect(second.code).toBe(1);
-    expect(second.stderr).toContain("EADDRINUSE");
+    expect(second.code).toBe(2);
+    expect(second.stderr).toBe(
+      `relay: ${env.RELAY_CONFIG}: field "listen": cannot listen ` +
+        `(listen EADDRINUSE: address already in use 127.0.0.1:${port})\n`,
+    );
   });
 
   it("refuses an unknown subcommand with exit 2", async () => {
