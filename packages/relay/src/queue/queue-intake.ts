@@ -1,7 +1,8 @@
 import { type Clock, type Logger, messageOf } from "@rd/common";
 import { Errors } from "../errors.js";
 import type { DeliveryResult, OutboundMessage } from "../outbound/outbound.js";
-import type { QueueRepository } from "../state/queue-repository.js";
+import type { NewQueueEntry, QueueRepository } from "../state/queue-repository.js";
+import { createGroupCommit } from "./group-commit.js";
 import { MAX_SPOOLED_MESSAGE_BYTES, type SpoolStore } from "./spool-store.js";
 
 /** `detail` of a queued recipient (wire contract). */
@@ -9,12 +10,18 @@ export const QUEUED_DETAIL = "enfileirado";
 
 /**
  * Persists a signed message for the asynchronous queue: its body in the spool (one file per
- * recipient, durable first), then one `queued` row per recipient, due now, in one transaction
- * that is on disk before the sender is answered.
+ * recipient, its data synced), then, by group commit with the messages accepted at the same
+ * time, one directory sync and one `queued` row per recipient (due now) in one transaction, and
+ * the WAL synced, before the sender is answered.
  * A failure at either step leaves neither files nor rows and answers 503: the sender knows
  * nothing was accepted and may retry.
  */
 export type QueueIntake = (message: OutboundMessage) => Promise<DeliveryResult[]>;
+
+interface Accepted {
+  entries: NewQueueEntry[];
+  now: number;
+}
 
 export function createQueueIntake(deps: {
   queue: QueueRepository;
@@ -33,6 +40,13 @@ export function createQueueIntake(deps: {
       "the message could not be stored in the queue (local storage failure); nothing was accepted, retry later",
     );
   };
+  // Every file of the batch was written before the flush: one directory sync names them all.
+  const commit = createGroupCommit(async (batch: Accepted[]) => {
+    await spool.syncDirectory();
+    const pks = queue.insertGroups(batch);
+    await queue.syncCommitted();
+    return pks;
+  });
 
   return async (message) => {
     if (message.message.length > MAX_SPOOLED_MESSAGE_BYTES) {
@@ -42,25 +56,25 @@ export function createQueueIntake(deps: {
     }
     let files: string[];
     try {
-      files = await spool.store(message.message, message.recipients.length);
+      files = await spool.write(message.message, message.recipients.length);
     } catch (error) {
       throw unavailable(error);
     }
     const now = Math.floor(deps.clock.now().getTime() / 1000);
+    const entries = message.recipients.map((rcpt, index) => ({
+      message_id: message.messageId,
+      client_id: message.clientId ?? null,
+      envelope_from: message.envelopeFrom,
+      rcpt,
+      estado: "queued" as const,
+      next_attempt_at: now,
+      spool_file: files[index] ?? null,
+    }));
     try {
-      queue.insertDurably(
-        message.recipients.map((rcpt, index) => ({
-          message_id: message.messageId,
-          client_id: message.clientId ?? null,
-          envelope_from: message.envelopeFrom,
-          rcpt,
-          estado: "queued" as const,
-          next_attempt_at: now,
-          spool_file: files[index] ?? null,
-        })),
-        now,
-      );
+      await commit({ entries, now });
     } catch (error) {
+      // NOTE: rows committed but not synced (the WAL sync failed) may survive; boot recovery
+      // fails a row whose file is gone, and the sender, answered 503, retries.
       await Promise.all(files.map((file) => spool.remove(file).catch(() => undefined)));
       throw unavailable(error);
     }

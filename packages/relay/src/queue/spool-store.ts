@@ -42,6 +42,13 @@ export interface SpoolStore {
    * file it deletes on its own. On failure nothing is left behind and a `SpoolError` is thrown.
    */
   store(message: Buffer, count: number): Promise<string[]>;
+  /**
+   * `store` without its last step: the file's data is durable, its names are not until
+   * `syncDirectory` (group commit: one directory sync for every message written before it).
+   */
+  write(message: Buffer, count: number): Promise<string[]>;
+  /** Makes every name created so far durable (fsync of the spool directory). */
+  syncDirectory(): Promise<void>;
   /** The stored message; rejects with ENOENT when the file is gone. */
   read(name: string): Promise<Buffer>;
   /** Deletes one entry's file; a file already gone is not an error. */
@@ -71,33 +78,52 @@ async function removeQuietly(path: string): Promise<void> {
 export function createSpoolStore(dir: string): SpoolStore {
   const pathOf = (name: string) => join(dir, checkedName(name));
 
+  async function write(message: Buffer, count: number): Promise<string[]> {
+    const names = Array.from({ length: count }, () => `${randomBytes(16).toString("hex")}.eml`);
+    const created: string[] = [];
+    try {
+      // Every time, not once: a spool directory removed under a running relay comes back.
+      await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+      const [first, ...others] = names;
+      if (first === undefined) return [];
+      const handle = await open(pathOf(first), "wx", PRIVATE_FILE_MODE);
+      created.push(first);
+      try {
+        await handle.writeFile(message);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      for (const name of others) {
+        await link(pathOf(first), pathOf(name));
+        created.push(name);
+      }
+      return names;
+    } catch (error) {
+      await Promise.all(created.map((name) => removeQuietly(pathOf(name))));
+      throw new SpoolError("write", error);
+    }
+  }
+
   return {
     dir,
+    write,
 
     async store(message, count) {
-      const names = Array.from({ length: count }, () => `${randomBytes(16).toString("hex")}.eml`);
-      const created: string[] = [];
+      const names = await write(message, count);
       try {
-        // Every time, not once: a spool directory removed under a running relay comes back.
-        await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
-        const [first, ...others] = names;
-        if (first === undefined) return [];
-        const handle = await open(pathOf(first), "wx", PRIVATE_FILE_MODE);
-        created.push(first);
-        try {
-          await handle.writeFile(message);
-          await handle.sync();
-        } finally {
-          await handle.close();
-        }
-        for (const name of others) {
-          await link(pathOf(first), pathOf(name));
-          created.push(name);
-        }
         await syncDirectory(dir);
-        return names;
       } catch (error) {
-        await Promise.all(created.map((name) => removeQuietly(pathOf(name))));
+        await Promise.all(names.map((name) => removeQuietly(pathOf(name))));
+        throw new SpoolError("write", error);
+      }
+      return names;
+    },
+
+    syncDirectory: async () => {
+      try {
+        await syncDirectory(dir);
+      } catch (error) {
         throw new SpoolError("write", error);
       }
     },

@@ -1,3 +1,4 @@
+import { open } from "node:fs/promises";
 import type { Database } from "better-sqlite3";
 import { QUEUE_STATES, type QueueEntry, type QueueState } from "./queue-entry.js";
 
@@ -33,10 +34,19 @@ export interface QueueRepository {
   // --- The asynchronous queue (src/queue/) ---
 
   /**
-   * `insert` for mail accepted into the queue: the commit reaches the disk before this returns
-   * (`synchronous = FULL` for this transaction), so a 202 survives a power loss, not only a crash.
+   * `insert` for mail accepted into the queue, several messages at once (group commit): one
+   * transaction, one list of `pk`s per group. The commit is in the WAL but not yet on disk:
+   * `syncCommitted` must resolve before any sender is answered.
    */
-  insertDurably(entries: readonly NewQueueEntry[], now: number): number[];
+  insertGroups(
+    groups: ReadonlyArray<{ entries: readonly NewQueueEntry[]; now: number }>,
+  ): number[][];
+  /**
+   * Puts every commit made so far on disk (fdatasync of the WAL file, in the thread pool): what
+   * `synchronous = FULL` does at each commit, done once for a whole group and without blocking
+   * the event loop, so a 202 survives a power loss, not only a crash.
+   */
+  syncCommitted(): Promise<void>;
 
   /** `pk`s of the due rows (`queued`, `next_attempt_at <= now`), oldest first. */
   duePks(now: number): number[];
@@ -94,6 +104,10 @@ export function createQueueRepository(db: Database): QueueRepository {
     entries.map((entry) =>
       Number(insertRow.run({ ...entry, now, spool: entry.spool_file ?? null }).lastInsertRowid),
     ),
+  );
+  const insertGroups = db.transaction(
+    (groups: ReadonlyArray<{ entries: readonly NewQueueEntry[]; now: number }>) =>
+      groups.map(({ entries, now }) => insertMany(entries, now)),
   );
   const setRetry = db.prepare<
     [{ pk: number; attempts: number; lastError: string; now: number }],
@@ -197,16 +211,16 @@ export function createQueueRepository(db: Database): QueueRepository {
     pendingSpoolFiles: () => selectPending.all(),
     recover: (change) => recoverAll(change),
     insert: (entries, now) => insertMany(entries, now),
-    insertDurably(entries, now) {
-      // NOTE: in WAL mode `synchronous = NORMAL` (the database's setting) syncs the WAL only at
-      // checkpoints; FULL syncs it at this commit. A connection setting, restored right after:
-      // better-sqlite3 is synchronous, so no other statement runs in between.
-      const previous = db.pragma("synchronous", { simple: true }) as number;
-      db.pragma("synchronous = FULL");
+    insertGroups: (groups) => insertGroups(groups),
+    async syncCommitted() {
+      // NOTE: in WAL mode with `synchronous = NORMAL` a commit is written to the WAL without a
+      // sync, and a checkpoint syncs the WAL before it copies it (SQLite, "PRAGMA synchronous"),
+      // so syncing the WAL file after the commit is what FULL would have done inside it.
+      const wal = await open(`${db.name}-wal`, "r");
       try {
-        return insertMany(entries, now);
+        await wal.datasync();
       } finally {
-        db.pragma(`synchronous = ${Number(previous)}`);
+        await wal.close();
       }
     },
     recordRetry(pk, { attempts, lastError, now }) {

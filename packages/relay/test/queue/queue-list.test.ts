@@ -95,14 +95,23 @@ describe("queue query (GET /queue)", () => {
 describe("queue rows of accepted mail", () => {
   freshKit();
 
-  it("are committed durably, and the connection keeps its own synchronous setting", () => {
+  it("are committed durably, and the connection keeps its own synchronous setting", async () => {
     const before = kit.db.pragma("synchronous", { simple: true });
-    const [pk] = kit.queue.insertDurably([row("d@r.test")], 10);
+    // Two messages accepted together: one transaction, each its own pks, then one WAL sync.
+    const [[pk], [first, second]] = kit.queue.insertGroups([
+      { entries: [row("d@r.test")], now: 10 },
+      { entries: [row("e@r.test"), row("f@r.test")], now: 11 },
+    ]) as [number[], number[]];
+    await kit.queue.syncCommitted();
     expect(queueRow(kit.db, pk!)).toMatchObject({
       rcpt: "d@r.test",
       estado: "queued",
       created_at: 10,
     });
+    expect([queueRow(kit.db, first!), queueRow(kit.db, second!)]).toMatchObject([
+      { rcpt: "e@r.test", created_at: 11 },
+      { rcpt: "f@r.test", created_at: 11 },
+    ]);
     expect(kit.db.pragma("synchronous", { simple: true })).toBe(before);
   });
 });
