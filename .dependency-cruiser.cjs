@@ -28,6 +28,7 @@ const LAYERS = {
     ["main.ts"],
     ["services.ts", "jwt-secret.ts"],
     ["http"],
+    ["observability"],
     ["scheduler", "webhooks"],
     ["releases", "status"],
     ["repositories", "notifications", "users"],

@@ -129,6 +129,7 @@ export async function startService(
       state: schedulerState,
       repos: new WatchedRepositoryStore(database.db),
       check: (repository) => services.releases.checkRepository(repository, "scheduler"),
+      onTick: (outcome) => services.metrics.schedulerTicked(outcome),
     });
     scheduler.start();
     if (config.schedulerIntervalMinutes === 0) {
@@ -139,6 +140,8 @@ export async function startService(
       app,
       address,
       async stop() {
+        // `GET /ready` answers 503 from now on: a balancer stops sending while requests finish.
+        services.readiness.markStopping();
         // A round in progress ends after the repository it is publishing; past the grace
         // period the database closes under it and its claim is taken over later (stale claim).
         if (

@@ -6,6 +6,8 @@ import type { AppDeps } from "./http/app.js";
 import { NotificationRepository } from "./notifications/notification-repository.js";
 import { NotificationService } from "./notifications/notification-service.js";
 import { telegramChannel } from "./notifications/telegram-client.js";
+import { createDeliveryMetrics } from "./observability/delivery-metrics.js";
+import { createDeliveryReadiness } from "./observability/delivery-readiness.js";
 import { HistoryRepository } from "./releases/history-repository.js";
 import { LocationRepository } from "./releases/location-repository.js";
 import { ReleaseProcessor } from "./releases/release-processor.js";
@@ -56,6 +58,22 @@ export function createServices(adapters: Adapters): AppDeps {
   const watchedRepositories = new WatchedRepositoryStore(database.db);
   const history = new HistoryRepository(database.db);
   const storage = adapters.storage ?? storageFromConfig(config);
+  const objectstore = adapters.objectstore ?? storage.objectstore;
+  const status = new StatusService({
+    version: VERSION,
+    repos: watchedRepositories,
+    releases: adapters.releases ?? history,
+    database,
+    databaseKind: database.dialect.kind,
+    objectstore,
+    codehost: adapters.codehost,
+    scheduler: adapters.scheduler,
+    schedulerIntervalMinutes: config.schedulerIntervalMinutes,
+    clock,
+  });
+  const metrics = createDeliveryMetrics({
+    rateLimitRemaining: async () => (await status.codehostRateLimit())?.remaining ?? null,
+  });
   const notifications = new NotificationService(
     new NotificationRepository(database.db),
     telegramChannel(config.telegram, adapters.logging.forTarget("delivery::telegram")),
@@ -72,6 +90,7 @@ export function createServices(adapters: Adapters): AppDeps {
     tempDir: adapters.tempDir ?? spoolDirFor(config),
     policy: { staleClaimMs: config.releaseClaimLeaseSeconds * 1000 },
     onFinished: (record) => notifications.releaseRecorded(record),
+    onProcessed: (release) => metrics.releaseProcessed(release),
   });
   const releases = new ReleaseService(
     watchedRepositories,
@@ -89,17 +108,7 @@ export function createServices(adapters: Adapters): AppDeps {
     tokens,
     auth: new AuthService(users, adapters.hasher ?? createPasswordHasher(), tokens, clock),
     repos: new RepoService(watchedRepositories, adapters.codehost, clock),
-    status: new StatusService({
-      version: VERSION,
-      repos: watchedRepositories,
-      releases: adapters.releases ?? history,
-      database,
-      objectstore: adapters.objectstore ?? storage.objectstore,
-      codehost: adapters.codehost,
-      scheduler: adapters.scheduler,
-      schedulerIntervalMinutes: config.schedulerIntervalMinutes,
-      clock,
-    }),
+    status,
     releases,
     localFilesRoot: storage.local.root,
     filesInlineActiveContent: config.filesInlineActiveContent,
@@ -114,5 +123,7 @@ export function createServices(adapters: Adapters): AppDeps {
       publicUrl: config.publicUrl,
       secret: config.hostingWebhookSecret,
     }),
+    metrics,
+    readiness: createDeliveryReadiness(database, { local: storage.local, objectstore }),
   };
 }

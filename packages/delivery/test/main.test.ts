@@ -325,10 +325,18 @@ describe("the object store in the status", () => {
         };
         return body.services;
       };
-      expect(await services()).toEqual({ mysql: true, objectstore: true });
+      const ready = () => fetch(`${service.address}/ready`);
+      expect(await services()).toEqual({ mysql: true, database: "sqlite", objectstore: true });
+      expect((await ready()).status).toBe(200);
       await s3.close();
       s3Closed = true;
-      expect(await services()).toEqual({ mysql: true, objectstore: false });
+      expect(await services()).toEqual({ mysql: true, database: "sqlite", objectstore: false });
+      // Readiness counts the object store as storage when one is configured.
+      const notReady = await ready();
+      expect(notReady.status).toBe(503);
+      expect((await notReady.json()) as object).toMatchObject({
+        checks: { database: true, storage: false, accepting: true },
+      });
       service.stop("SIGTERM");
       expect(await service.exited).toBe(0);
     } finally {

@@ -2,6 +2,11 @@ export { modeOf, useUsualUmask } from "./file-modes.js";
 export { freePort } from "./free-port.js";
 export { LogCapture } from "./log-capture.js";
 export { ManualClock } from "./manual-clock.js";
+export {
+  documentedOperations,
+  type OpenApiPaths,
+  registeredOperations,
+} from "./openapi-coverage.js";
 export { cpuMs, peakRssKib, resetPeakRss } from "./process-usage.js";
 export { sampleValue } from "./prometheus-text.js";
 export { type ReadyWait, ServiceProcess } from "./service-process.js";

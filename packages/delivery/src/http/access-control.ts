@@ -10,8 +10,10 @@ import type { TokenService } from "../users/token-service.js";
  * - `user`: the API key or a logged-in user (JWT access token).
  * - `apiKey`: the API key only; a logged-in user gets 403 "API key required".
  * - `session`: a logged-in user only (the API key is not a user: /auth/check, /auth/profile).
+ * - `metrics`: the API key, as `X-API-Key` or `Authorization: Bearer` (what Prometheus sends);
+ *   open when no API key is configured (`/metrics`).
  */
-export type AccessLevel = "public" | "user" | "apiKey" | "session";
+export type AccessLevel = "public" | "user" | "apiKey" | "session" | "metrics";
 
 /** The authenticated caller of a request. */
 type Principal =
@@ -50,12 +52,15 @@ export function setScopeAccess(scope: FastifyInstance, access: AccessLevel): voi
   scope.decorate("scopeAccess", access);
 }
 
-/** The access token of a request: the `access_token` cookie, else `Authorization: Bearer`. */
-function accessTokenOf(request: FastifyRequest): string | undefined {
-  const cookie = request.cookies[ACCESS_COOKIE];
-  if (cookie) return cookie;
+/** The token of `Authorization: Bearer <token>`, if any. */
+function bearerTokenOf(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
   return header?.startsWith("Bearer ") ? header.slice("Bearer ".length).trim() : undefined;
+}
+
+/** The access token of a request: the `access_token` cookie, else `Authorization: Bearer`. */
+function accessTokenOf(request: FastifyRequest): string | undefined {
+  return request.cookies[ACCESS_COOKIE] || bearerTokenOf(request);
 }
 
 /**
@@ -97,6 +102,13 @@ export function installAccessControl(app: FastifyInstance, options: AccessContro
     const access = request.routeOptions.config.access;
     // Unmatched URLs reach the not-found handler, which declares nothing.
     if (access === undefined) return;
+    if (access === "metrics") {
+      if (options.apiKey === undefined) return;
+      const key = request.headers[API_KEY_HEADER] ?? bearerTokenOf(request);
+      if (typeof key !== "string" || !safeEqual(key, options.apiKey)) throw Unauthorized();
+      request.principal = { kind: "apiKey" };
+      return;
+    }
     if (access === "public") {
       // Public routes may still look at the caller (registration checks the API key).
       request.principal = await authenticate(request).catch(() => null);

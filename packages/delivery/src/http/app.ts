@@ -14,9 +14,16 @@
 import cookie from "@fastify/cookie";
 import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import { accessLogHook, type Logging, openApiOptions } from "@rd/common";
+import {
+  type Logging,
+  observeHttp,
+  openApiOptions,
+  type Readiness,
+  requestIdOptions,
+} from "@rd/common";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { NotificationService } from "../notifications/notification-service.js";
+import type { DeliveryMetrics } from "../observability/delivery-metrics.js";
 import type { ReleaseService } from "../releases/release-service.js";
 import { MAX_TAG_LENGTH } from "../releases/release-tag.js";
 import type { RepoService } from "../repositories/repo-service.js";
@@ -28,8 +35,10 @@ import type { WebhookReceiver } from "../webhooks/webhook-receiver.js";
 import { type AccessLevel, installAccessControl } from "./access-control.js";
 import { createErrorHandler, installErrorHandler } from "./error-handler.js";
 import { authRoutes } from "./routes/auth-routes.js";
+import { docsRoutes } from "./routes/docs-routes.js";
 import { filesRoutes } from "./routes/files-routes.js";
 import { generalRoutes } from "./routes/general-routes.js";
+import { metricsRoutes } from "./routes/metrics-routes.js";
 import { notificationsRoutes } from "./routes/notifications-routes.js";
 import { releasesRoutes } from "./routes/releases-routes.js";
 import { repositoriesRoutes } from "./routes/repositories-routes.js";
@@ -63,6 +72,10 @@ export interface AppDeps {
   readonly notifications: NotificationService;
   readonly webhookReceiver: WebhookReceiver;
   readonly webhooks: WebhookManager;
+  /** `GET /metrics`; the HTTP counter is fed by every answer. */
+  readonly metrics: DeliveryMetrics;
+  /** `GET /ready`; main.ts marks it stopping when shutdown begins. */
+  readonly readiness: Readiness;
 }
 
 /** OpenAPI security requirement of each access level. */
@@ -71,12 +84,15 @@ const SECURITY: Record<AccessLevel, Array<Record<string, string[]>>> = {
   user: [{ apiKey: [] }, { cookie: [] }, { bearer: [] }],
   apiKey: [{ apiKey: [] }],
   session: [{ cookie: [] }, { bearer: [] }],
+  metrics: [{ apiKey: [] }, { apiKeyBearer: [] }],
 };
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const log = deps.logging.forTarget("delivery::http");
   const app = Fastify({
     logger: false,
+    // `X-Request-Id`: the caller's when reasonable, else generated (see observeHttp below).
+    ...requestIdOptions,
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Errors the router raises before any route (a malformed percent-encoding, an over-long
@@ -88,6 +104,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(typeBoxValidator);
 
   installErrorHandler(app, log);
+  // First: refusals of access control are answered with an id, logged and counted too.
+  observeHttp(app, { logger: log, metrics: deps.metrics });
   await app.register(cookie);
   installAccessControl(app, { apiKey: deps.apiKey, tokens: deps.tokens });
   await app.register(
@@ -99,14 +117,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         apiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
         cookie: { type: "apiKey", in: "cookie", name: "access_token" },
         bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
+        apiKeyBearer: { type: "http", scheme: "bearer", description: "the API key (/metrics)" },
       },
       securityOf: (route) => SECURITY[route.config?.access ?? "public"],
     }),
   );
 
-  app.addHook("onResponse", accessLogHook(log));
-
-  await app.register(generalRoutes, { version: deps.version, database: deps.database });
+  await app.register(generalRoutes, {
+    version: deps.version,
+    database: deps.database,
+    readiness: deps.readiness,
+  });
+  await app.register(metricsRoutes, { metrics: deps.metrics });
+  await app.register(docsRoutes);
   await app.register(authRoutes, {
     auth: deps.auth,
     secureCookies: deps.publicUrl?.startsWith("https://") ?? false,

@@ -1,5 +1,6 @@
 import type { CodeHostRelease } from "../codehost/code-host.js";
 import type { WatchedRepository } from "../repositories/watched-repository-store.js";
+import type { StorageProvider } from "../storage/object-store.js";
 import { readDeclaration } from "./declaration-reader.js";
 import type { HistoryStatus } from "./history-repository.js";
 import type { ProcessingContext } from "./processing-context.js";
@@ -12,6 +13,8 @@ import { joinParts, type ResultPart } from "./release-result.js";
 export interface PipelineOutcome {
   readonly status: HistoryStatus;
   readonly parts: readonly ResultPart[];
+  /** Where the files went; absent when publishing stopped before a store was chosen. */
+  readonly provider?: StorageProvider;
 }
 
 /**
@@ -35,10 +38,11 @@ export async function runPublishPipeline(
   const planning = await planPublish(context, repository, release, read.declaration, knownLatest);
   if (!planning.ok) return { status: "failed", parts: [planning.part] };
   const { plan } = planning;
+  const { provider } = plan.target.store;
 
   const publishing = await publishRelease(context, repository, release, plan, claimLost);
   const published = [planning.part, ...publishing.parts];
-  if (publishing.stopped) return { status: "failed", parts: published };
+  if (publishing.stopped) return { status: "failed", parts: published, provider };
 
   const sofar = joinParts(published);
   const cleanup =
@@ -50,5 +54,5 @@ export async function runPublishPipeline(
       ? {}
       : await pruneOldVersions(context, repository, plan.target, plan.keepVersions);
   const parts = [...published, cleanup, pruning];
-  return { status: joinParts(parts).errors.length > 0 ? "partial" : "success", parts };
+  return { status: joinParts(parts).errors.length > 0 ? "partial" : "success", parts, provider };
 }

@@ -3,10 +3,12 @@ import type { CodeHostRelease } from "../codehost/code-host.js";
 import { NoRelease, ReleaseNotFound, RepositoryNotFound } from "../errors.js";
 import { startHeartbeat } from "../heartbeat.js";
 import type { WatchedRepository } from "../repositories/watched-repository-store.js";
+import type { StorageProvider } from "../storage/object-store.js";
 import type {
   Claim,
   HistoryRecord,
   HistoryRepository,
+  HistoryStatus,
   ProcessingTrigger,
 } from "./history-repository.js";
 import { missingReason, reportMissingRepository } from "./missing-repository.js";
@@ -25,11 +27,24 @@ export type { Processing, ReleaseResult } from "./release-result.js";
 type HeldClaim = Extract<Claim, { claimed: true }>;
 type LogFields = { readonly repository: string; readonly tag: string; readonly trigger: string };
 
+/** What the processor tells of each release it processed and recorded (the metrics). */
+export interface ProcessedRelease {
+  readonly status: HistoryStatus;
+  /** Bytes of the files published (the record's `total_bytes`). */
+  readonly bytes: number;
+  /** Where they went; undefined when processing stopped before a store was chosen. */
+  readonly provider: StorageProvider | undefined;
+  /** From the claim to the record. */
+  readonly seconds: number;
+}
+
 export interface ReleaseProcessorDeps extends Omit<ProcessingContext, "policy"> {
   readonly history: HistoryRepository;
   readonly policy?: Partial<ProcessingPolicy>;
   /** Called once per recorded history record (notifications); its failures are logged only. */
   readonly onFinished?: (record: HistoryRecord) => Promise<void>;
+  /** Told of each release processed and recorded (metrics). */
+  readonly onProcessed?: (release: ProcessedRelease) => void;
 }
 
 /**
@@ -141,6 +156,7 @@ export class ReleaseProcessor {
     }
     const log: LogFields = { repository: repository.fullName, tag: release.tag, trigger };
     logger.info("processing release", log);
+    const started = performance.now();
     const claimLost = new AbortController();
     const ran = await this.publishUnderClaim(
       claim,
@@ -150,7 +166,8 @@ export class ReleaseProcessor {
       knownLatest,
       log,
     );
-    return this.record(claim, claimLost.signal, repository, release, trigger, ran, log);
+    const seconds = () => (performance.now() - started) / 1000;
+    return this.record(claim, claimLost.signal, repository, release, trigger, ran, log, seconds);
   }
 
   /**
@@ -203,6 +220,8 @@ export class ReleaseProcessor {
     trigger: ProcessingTrigger,
     ran: PipelineOutcome,
     log: LogFields,
+    /** Seconds since the claim was taken. */
+    elapsed: () => number,
   ): Promise<Processing> {
     const { history, clock, logger, onFinished } = this.deps;
     const { processed, errors } = joinParts(ran.parts);
@@ -236,6 +255,12 @@ export class ReleaseProcessor {
       files: record.files_count,
       bytes: record.total_bytes,
       errors: record.errors.length,
+    });
+    this.deps.onProcessed?.({
+      status: record.status,
+      bytes: record.total_bytes,
+      provider: ran.provider,
+      seconds: elapsed(),
     });
     if (held && onFinished) {
       await onFinished(record).catch((error) =>

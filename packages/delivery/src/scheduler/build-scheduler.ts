@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import type { Clock, Logging } from "@rd/common";
 import type { Kysely } from "kysely";
 import type { Schema } from "../db/schema.js";
-import { ReleaseScheduler } from "./release-scheduler.js";
+import { ReleaseScheduler, type TickOutcome } from "./release-scheduler.js";
 import { DatabaseRoundLease, LEASE_RENEW_MS } from "./round-lease.js";
 import { type SchedulerRoundDeps, schedulerRound } from "./scheduler-round.js";
 import type { SchedulerState } from "./scheduler-state.js";
@@ -19,6 +19,8 @@ export interface SchedulerDeps {
   readonly state: SchedulerState;
   readonly repos: SchedulerRoundDeps["repos"];
   readonly check: SchedulerRoundDeps["check"];
+  /** Told how each tick ended (metrics). */
+  readonly onTick?: (outcome: TickOutcome) => void;
 }
 
 /** The release scheduler of this instance, sharing its rounds with others through the database. */
@@ -34,5 +36,6 @@ export function buildReleaseScheduler(deps: SchedulerDeps): ReleaseScheduler {
     clock: deps.clock,
     logger,
     renewEveryMs: LEASE_RENEW_MS,
+    ...(deps.onTick && { onTick: deps.onTick }),
   });
 }

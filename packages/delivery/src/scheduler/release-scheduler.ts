@@ -30,6 +30,8 @@ export interface ReleaseSchedulerOptions {
   readonly logger: Logger;
   /** How often a running round renews its lease (see `LEASE_TTL_MS` of the lease). */
   readonly renewEveryMs: number;
+  /** Told how each tick ended (metrics). */
+  readonly onTick?: (outcome: TickOutcome) => void;
 }
 
 /**
@@ -73,11 +75,17 @@ export class ReleaseScheduler {
   tick(): Promise<TickOutcome> {
     if (this.current) {
       this.options.logger.warn("scheduler round skipped: the previous round is still running");
+      this.options.onTick?.("still_running");
       return Promise.resolve("still_running");
     }
-    const run = this.runClaimedRound().finally(() => {
-      this.current = undefined;
-    });
+    const run = this.runClaimedRound()
+      .finally(() => {
+        this.current = undefined;
+      })
+      .then((outcome) => {
+        this.options.onTick?.(outcome);
+        return outcome;
+      });
     this.current = run;
     return run;
   }

@@ -1,6 +1,7 @@
 import type { Clock } from "@rd/common";
 import { type Static, Type } from "@sinclair/typebox";
 import type { RateLimit, RateLimitSource } from "../codehost/code-host.js";
+import type { DialectKind } from "../db/dialect.js";
 
 /** How long a code-host rate limit reading is reused: /monitor/status is public and cheap. */
 export const RATE_LIMIT_CACHE_MS = 30_000;
@@ -20,6 +21,8 @@ export interface StatusSources {
   readonly repos: { counts(): Promise<{ active: number; total: number }> };
   readonly releases: ReleaseActivity;
   readonly database: HealthProbe;
+  /** Which database that is (`services.database`). */
+  readonly databaseKind: DialectKind;
   /** The S3-compatible object store; null when none is configured (reported as false). */
   readonly objectstore: HealthProbe | null;
   readonly codehost: RateLimitSource;
@@ -43,7 +46,14 @@ export const SystemStatus = Type.Object({
     used: NullableInt,
     reset: NullableInt,
   }),
-  services: Type.Object({ mysql: Type.Boolean(), objectstore: Type.Boolean() }),
+  services: Type.Object({
+    /** The database's health, whatever its kind (the field predates `database`). */
+    mysql: Type.Boolean({ description: "the database answers (SQLite or MySQL alike)" }),
+    database: Type.Union([Type.Literal("sqlite"), Type.Literal("mysql")], {
+      description: "the kind of database in use",
+    }),
+    objectstore: Type.Boolean(),
+  }),
   scheduler: Type.Object({ running: Type.Boolean(), interval_minutes: Type.Integer() }),
 });
 export type SystemStatus = Static<typeof SystemStatus>;
@@ -65,14 +75,14 @@ export class StatusService {
       databaseUp ? sources.repos.counts() : { active: 0, total: 0 },
       databaseUp ? sources.releases.countProcessedSince(new Date(now.getTime() - DAY_MS)) : 0,
       sources.objectstore ? sources.objectstore.isHealthy() : false,
-      this.rateLimit(now.getTime()),
+      this.codehostRateLimit(),
     ]);
     return {
       version: sources.version,
       repositories: counts,
       releases_last_24h: releases,
       codehost_rate_limit: rateLimit ?? UNKNOWN_RATE_LIMIT,
-      services: { mysql: databaseUp, objectstore },
+      services: { mysql: databaseUp, database: sources.databaseKind, objectstore },
       scheduler: {
         running: sources.scheduler.running,
         interval_minutes: sources.schedulerIntervalMinutes,
@@ -80,7 +90,9 @@ export class StatusService {
     };
   }
 
-  private async rateLimit(now: number): Promise<RateLimit | null> {
+  /** The code host's rate limit, asked at most every `RATE_LIMIT_CACHE_MS`; null when it fails. */
+  async codehostRateLimit(): Promise<RateLimit | null> {
+    const now = this.sources.clock.now().getTime();
     const cached = this.rateLimitCache;
     if (cached && now - cached.at < RATE_LIMIT_CACHE_MS) return cached.value;
     try {

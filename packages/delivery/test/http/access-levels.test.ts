@@ -28,7 +28,16 @@ type Level = AccessLevel;
 const SPECIFIED: Readonly<Record<string, Level>> = {
   "GET /": "public",
   "GET /health": "public",
+  "GET /ready": "public",
   "GET /openapi.json": "public",
+  // The docs page (Swagger UI), its assets and its copies of the document: public like the document.
+  "GET /docs/": "public",
+  "GET /docs/static/index.html": "public",
+  "GET /docs/static/swagger-initializer.js": "public",
+  "GET /docs/static/*": "public",
+  "GET /docs/json": "public",
+  "GET /docs/yaml": "public",
+  "GET /metrics": "metrics",
   "GET /monitor/status": "public",
   "GET /files/*": "public",
   "POST /auth/register": "public",
@@ -191,6 +200,15 @@ const EXPECTED: Record<Level, Record<Credential, 401 | 403 | "allowed">> = {
     "jwt bearer": "allowed",
     "tampered jwt": 401,
   },
+  // The API key only (also as a Bearer token, see metrics.test.ts); a user's JWT is no API key.
+  metrics: {
+    none: 401,
+    "wrong api key": 401,
+    "api key": "allowed",
+    "jwt cookie": 401,
+    "jwt bearer": 401,
+    "tampered jwt": 401,
+  },
 };
 
 /**
@@ -338,7 +356,9 @@ describe("the route inventory", () => {
     );
     expect(registered).toEqual(SPECIFIED);
     for (const head of ROUTES.filter((route) => route.method === "HEAD")) {
-      expect(head.access, `HEAD ${head.url}`).toBe(SPECIFIED[specKey(head)]);
+      // NOTE: Fastify announces Swagger UI's page as `GET /docs/`, its HEAD twin as `HEAD /docs`.
+      const level = SPECIFIED[specKey(head)] ?? SPECIFIED[`${specKey(head)}/`];
+      expect(head.access, `HEAD ${head.url}`).toBe(level);
     }
   });
 });

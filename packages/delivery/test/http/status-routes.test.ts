@@ -48,7 +48,7 @@ for (const dialect of DIALECTS) {
         repositories: { active: 2, total: 3 },
         releases_last_24h: 3,
         codehost_rate_limit: { limit: 5000, remaining: 4100, used: 900, reset: 1_900_000_500 },
-        services: { mysql: true, objectstore: true },
+        services: { mysql: true, database: dialect, objectstore: true },
         scheduler: { running: true, interval_minutes: 7 },
       });
       expect(asked.at(-1)?.getTime()).toBe(t.clock.now().getTime() - DAY_MS);
@@ -59,7 +59,7 @@ for (const dialect of DIALECTS) {
       objectstoreUp = false;
       const body = await status();
       expect(body.scheduler).toEqual({ running: false, interval_minutes: 7 });
-      expect(body.services).toEqual({ mysql: true, objectstore: false });
+      expect(body.services).toEqual({ mysql: true, database: dialect, objectstore: false });
       objectstoreUp = true;
     });
 
@@ -96,7 +96,7 @@ describe("GET /monitor/status without an object store, with the database down", 
 
   it("reports no object store as objectstore: false and the default interval", async () => {
     const body = (await t.app.inject({ method: "GET", url: "/monitor/status" })).json();
-    expect(body.services).toEqual({ mysql: true, objectstore: false });
+    expect(body.services).toEqual({ mysql: true, database: "sqlite", objectstore: false });
     expect(body.scheduler).toEqual({ running: false, interval_minutes: 10 });
   });
 
@@ -104,7 +104,7 @@ describe("GET /monitor/status without an object store, with the database down", 
     await t.database.close();
     const response = await t.app.inject({ method: "GET", url: "/monitor/status" });
     expect(response.statusCode).toBe(200);
-    expect(response.json().services.mysql).toBe(false);
+    expect(response.json().services).toMatchObject({ mysql: false, database: "sqlite" });
   });
 });
 

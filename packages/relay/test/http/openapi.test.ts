@@ -1,37 +1,19 @@
+import { documentedOperations, type OpenApiPaths, registeredOperations } from "@rd/common/test-kit";
 import { compileErrors, validate } from "@readme/openapi-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestRelay } from "../helpers/relay-harness.js";
 
-type Document = { openapi: string; paths: Record<string, Record<string, unknown>> };
-
-/** `METHOD /path` of every operation in the document. */
-function documented(document: Document): string[] {
-  return Object.entries(document.paths).flatMap(([path, methods]) =>
-    Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
-  );
-}
+type Document = OpenApiPaths & { openapi: string };
 
 /**
- * `METHOD /path` of every route the router holds, read from Fastify's route tree
- * (`├── /clients (POST, GET, HEAD)`, a child's segment added to its parent's), with `:param`
- * written `{param}` and the HEAD twins of GET routes left out, as the document leaves them.
- * The docs page's own assets and copies of the document (`/docs/…`, served by Swagger UI) are
- * left out too: the document shows the page, `GET /docs`.
+ * The routes the document must show: every route of the router but the HEAD twins of GET
+ * routes (the document leaves them out), and the docs page's own assets and copies of the
+ * document (`/docs/…`, served by Swagger UI): the document shows the page, `GET /docs`.
  */
-function registered(tree: string): string[] {
-  const prefixes: string[] = [];
-  return tree.split("\n").flatMap((line) => {
-    const node = /^([│ ]*)[├└]── (\S+)(?: \(([^)]*)\))?$/.exec(line);
-    if (!node) return [];
-    const [, indent = "", segment = "", methods] = node;
-    const depth = indent.length / 4;
-    const path = (prefixes[depth - 1] ?? "") + segment;
-    prefixes[depth] = path;
-    return (methods ?? "")
-      .split(", ")
-      .filter((method) => method !== "" && method !== "HEAD" && !path.startsWith("/docs/"))
-      .map((method) => `${method} ${path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")}`);
-  });
+function servedOperations(relay: TestRelay): string[] {
+  return registeredOperations(relay.app.printRoutes({ commonPrefix: false })).filter(
+    (operation) => !operation.startsWith("HEAD ") && !operation.includes(" /docs/"),
+  );
 }
 
 describe("GET /openapi.json", () => {
@@ -53,10 +35,10 @@ describe("GET /openapi.json", () => {
   });
 
   it("documents every route the app serves, and nothing else", () => {
-    const routes = registered(relay.app.printRoutes({ commonPrefix: false }));
+    const routes = servedOperations(relay);
     expect(routes).toContain("POST /send-raw");
     expect(routes).toContain("GET /domains/{domain}/instructions");
     expect(routes).toEqual(expect.arrayContaining(["GET /metrics", "GET /ready", "GET /docs"]));
-    expect(documented(document).sort()).toEqual(routes.sort());
+    expect(documentedOperations(document).sort()).toEqual(routes.sort());
   });
 });

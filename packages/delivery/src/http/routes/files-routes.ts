@@ -1,6 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import fastifyStatic from "@fastify/static";
-import type { FastifyPluginAsync } from "fastify";
+import type {} from "@fastify/swagger";
+import type { FastifyPluginAsync, FastifySchema } from "fastify";
 import { isBucketName, keyProblem } from "../../storage/object-store.js";
 import { setScopeAccess } from "../access-control.js";
 
@@ -47,6 +48,29 @@ const FILES_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "x-content-type-options": "nosniff",
 };
 
+/** How the document shows `@fastify/static`'s `/files/*` routes (which it would hide). */
+const FILES_DOCUMENT: FastifySchema = {
+  summary: "A published file of the local storage provider (GET, or HEAD for its headers)",
+  description:
+    "Content-Type from the extension, Content-Length, ETag, Last-Modified, conditional and range requests. `key` may contain slashes.",
+  security: [],
+  params: {
+    type: "object",
+    properties: {
+      bucket: { type: "string", description: "3-63 lowercase letters, digits, dots, hyphens" },
+      key: { type: "string", description: "the object key; slashes included" },
+    },
+    required: ["bucket", "key"],
+  },
+  response: {
+    200: { description: "the file (the whole file, or the range asked for with 206)" },
+    206: { description: "the range asked for" },
+    304: { description: "not modified since the ETag or date given" },
+    404: { description: "no such file" },
+    416: { description: "range not satisfiable" },
+  },
+};
+
 /**
  * Whether a decoded request path names an object: a bucket then a safe key. Anything else
  * (`..`, backslashes, NUL, dot-folders such as the store's `.incoming`) is answered 404 before
@@ -72,6 +96,12 @@ export const filesRoutes: FastifyPluginAsync<FilesRoutesOptions> = async (
   await mkdir(root, { recursive: true });
   // Published files are public, like the object store's own URLs.
   setScopeAccess(app, "public");
+  app.addHook("onRoute", (route) => {
+    route.config = {
+      ...route.config,
+      swaggerTransform: () => ({ url: "/files/{bucket}/{key}", schema: FILES_DOCUMENT }),
+    };
+  });
   app.addHook("onSend", async (_request, reply, payload) => {
     reply.headers(FILES_SECURITY_HEADERS);
     const contentType = reply.getHeader("content-type");

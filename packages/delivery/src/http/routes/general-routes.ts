@@ -1,17 +1,19 @@
 import type {} from "@fastify/swagger";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { type Readiness, ReadinessReportSchema } from "@rd/common";
 import { Type } from "@sinclair/typebox";
 import type { HealthProbe } from "../../status/status-service.js";
 
 export interface GeneralRoutesOptions {
   readonly version: string;
   readonly database: HealthProbe;
+  readonly readiness: Readiness;
 }
 
-/** `GET /`, `GET /health` and `GET /openapi.json`: public. */
+/** `GET /`, `GET /health`, `GET /ready` and `GET /openapi.json`: public. */
 export const generalRoutes: FastifyPluginAsyncTypebox<GeneralRoutesOptions> = async (
   app,
-  { version, database },
+  { version, database, readiness },
 ) => {
   app.get(
     "/",
@@ -43,6 +45,22 @@ export const generalRoutes: FastifyPluginAsyncTypebox<GeneralRoutesOptions> = as
     async (_request, reply) => {
       if (await database.isHealthy()) return { status: "ok" as const };
       return reply.code(503).send({ status: "degraded", services: { database: false } });
+    },
+  );
+
+  app.get(
+    "/ready",
+    {
+      config: { access: "public" },
+      schema: {
+        summary:
+          "Readiness: 200 when the database answers, the storage is usable and the service is not shutting down; 503 naming what failed",
+        response: { 200: ReadinessReportSchema, 503: ReadinessReportSchema },
+      },
+    },
+    async (_request, reply) => {
+      const report = await readiness.check();
+      return reply.code(report.status === "ready" ? 200 : 503).send(report);
     },
   );
 
