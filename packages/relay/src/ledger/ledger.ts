@@ -1,4 +1,4 @@
-import type { Logger } from "@rd/common";
+import { currentRequestId, type Logger } from "@rd/common";
 import type { LedgerEvent } from "./ledger-events.js";
 import { createRotatingFile, type RotatingFile } from "./rotating-file.js";
 
@@ -28,6 +28,7 @@ export interface LedgerOptions {
  * Each event is one log line `{"timestamp","level":"INFO","target":"relay::ledger",
  * "fields":{"ledger":"<event JSON>"}}` on stdout and, when configured, the same line in the
  * file ledger. The file receives every event whatever `RUST_LOG` says: it is the audit record.
+ * An event of an HTTP request carries its `request_id` beside `ledger`, in both.
  */
 export function createLedger(options: LedgerOptions): Ledger {
   const file: RotatingFile | undefined =
@@ -39,11 +40,12 @@ export function createLedger(options: LedgerOptions): Ledger {
       const ledger = JSON.stringify(event);
       options.logger.record("info", { ledger });
       if (!file) return;
+      const requestId = currentRequestId();
       const line = `${JSON.stringify({
         timestamp: new Date().toISOString(),
         level: "INFO",
         target: LEDGER_TARGET,
-        fields: { ledger },
+        fields: requestId === undefined ? { ledger } : { ledger, request_id: requestId },
       })}\n`;
       last = file.append(line).catch((error: Error) => {
         options.errors.error("ledger file write failed", { error: error.message });

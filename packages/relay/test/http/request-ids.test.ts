@@ -1,3 +1,5 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ADMIN_TOKEN, TestRelay } from "../helpers/relay-harness.js";
 
@@ -33,6 +35,27 @@ describe("request ids and the access log", () => {
     });
     expect(refused.statusCode).toBe(401);
     expect(refused.headers["x-request-id"]).toBe("refused-1");
+  });
+
+  it("writes the request's id in the file ledger too, as on stdout", async () => {
+    await relay.close();
+    relay = await TestRelay.start({ config: { ledger_file: "ledger.log" } });
+    await relay.app.inject({
+      method: "POST",
+      url: "/send",
+      headers: { "x-request-id": "req-file-1" },
+      payload: { from: "a@shop.test", to: ["b@dest.test"], subject: "hi" },
+    });
+    // The file is appended asynchronously: wait for the line.
+    let written = "";
+    while (!written.includes("req-file-1")) {
+      written = await readFile(join(relay.dir, "ledger.log"), "utf8").catch(() => "");
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const [line] = written.trim().split("\n");
+    const stdout = relay.logs.forTarget("relay::ledger").at(-1);
+    expect(JSON.parse(line ?? "").fields).toEqual(stdout?.fields);
+    expect(stdout?.fields).toMatchObject({ request_id: "req-file-1" });
   });
 
   it("writes every log line of a request with its id, the access line in the shared shape", async () => {
