@@ -11,6 +11,7 @@ import {
 import type { DeliveryEvent } from "./delivery-events.js";
 import { createMxResolver } from "./mx-resolver.js";
 import { createSendGate } from "./send-gate.js";
+import { createSmtpSessionPool } from "./smtp-session-pool.js";
 import { createSmtpTransport } from "./smtp-transport.js";
 import { createSyncDelivery } from "./sync-delivery.js";
 
@@ -109,6 +110,8 @@ export function createOutbound(deps: OutboundDeps): Outbound {
   const clock = deps.clock ?? systemClock;
   const gate = createSendGate(() => deps.settings().send_delay_secs, clock);
   const defaultHelo = hostname();
+  // Consecutive messages to one host share a connection (RSET between them).
+  const pool = createSmtpSessionPool();
 
   // Resolver and transport are cheap closures: built from the settings of the moment, so an
   // edited configuration applies to the next attempt.
@@ -119,6 +122,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
       transport: createSmtpTransport({
         heloHostname: settings.helo_hostname ?? defaultHelo,
         timeoutMs: settings.smtp_timeout_secs * 1000,
+        pool,
       }),
       gate,
       emit: deps.emit,

@@ -2,6 +2,7 @@ import { isIP } from "node:net";
 import SMTPConnection from "nodemailer/lib/smtp-connection/index.js";
 import { DeliveryError } from "./delivery-error.js";
 import { type MxHost, mxHostLabel } from "./mx-resolver.js";
+import type { PooledSession, SmtpSessionPool } from "./smtp-session-pool.js";
 
 /** SMTP port of a recipient's MX (RFC 5321 §4.5.4.1), used unless `mx_override` names one. */
 export const SMTP_PORT = 25;
@@ -13,6 +14,8 @@ export interface SmtpTransportOptions {
   timeoutMs: number;
   /** Port for hosts that do not name one; defaults to `SMTP_PORT`. */
   defaultPort?: number;
+  /** Idle sessions to reuse; without it every delivery opens and quits its own connection. */
+  pool?: SmtpSessionPool;
 }
 
 export interface SmtpDeliveryRequest {
@@ -197,14 +200,16 @@ export function createSmtpTransport(options: SmtpTransportOptions): SmtpTranspor
     target: SessionTarget,
     request: SmtpDeliveryRequest,
   ): Promise<HostOutcome> {
-    let connection: SMTPConnection;
+    const key = `${options.heloHostname}|${target.address}|${target.port}`;
+    let session: PooledSession | undefined = await options.pool?.take(key);
     try {
-      connection = await openWithFallback(target, request.requireTls);
+      session ??= { connection: await openWithFallback(target, request.requireTls), uses: 0 };
     } catch (error) {
       const failure =
         error instanceof DeliveryError ? error : classify(asSmtpError(error), target.label, false);
       return { kind: "unreachable", error: failure };
     }
+    const { connection } = session;
     const tls = connection.secure;
     if (request.requireTls && !tls) {
       quit(connection);
@@ -216,7 +221,9 @@ export function createSmtpTransport(options: SmtpTransportOptions): SmtpTranspor
     }
     try {
       const info = await sendMessage(connection, request);
-      quit(connection);
+      const carried = { connection, uses: session.uses + 1 };
+      if (options.pool) options.pool.release(key, carried);
+      else quit(connection);
       const response = info.response.replace(/\r?\n/g, " ");
       return { kind: "delivered", receipt: { host: target.label, response, tls } };
     } catch (error) {
