@@ -34,13 +34,23 @@ export function interpolate(text: string, vars: Record<string, string>): string 
   );
 }
 
+/** Interpolates every string in a parsed YAML value, as compose does after parsing. */
+function interpolateAll(value: unknown, vars: Record<string, string>): unknown {
+  if (typeof value === "string") return interpolate(value, vars);
+  if (Array.isArray(value)) return value.map((item) => interpolateAll(item, vars));
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [key, interpolateAll(item, vars)]),
+    );
+  }
+  return value;
+}
+
 /** The services of a compose file, interpolated with `vars` (YAML merge keys resolved). */
 export function composeServices(
   text: string,
   vars: Record<string, string>,
 ): Record<string, ComposeService> {
-  const document = parse(interpolate(text, vars), { merge: true }) as {
-    services: Record<string, ComposeService>;
-  };
-  return document.services;
+  const document = parse(text, { merge: true }) as { services: unknown };
+  return interpolateAll(document.services, vars) as Record<string, ComposeService>;
 }

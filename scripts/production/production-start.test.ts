@@ -11,6 +11,8 @@ import { StartedService } from "./started-service.js";
 // (Under `npx`, SIGTERM reaches npm instead, which dies and leaves the service orphaned.)
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+// Starting a service on the shared 2-core machine can take long while other suites run.
+const START_TIMEOUT_MS = 120_000;
 
 /** Each documented way as the command and arguments a supervisor runs. */
 const STARTS: Record<string, (bin: string) => [string, string[]]> = {
@@ -37,7 +39,7 @@ describe("a production start", () => {
         const started = new StartedService(command, args, {
           env: { PATH: process.env.PATH ?? "", ...env },
         });
-        await started.waitHealthy(`http://127.0.0.1:${port}/health`);
+        await started.waitHealthy(`http://127.0.0.1:${port}/health`, 60_000);
         expect(await started.executable()).toBe(await realpath(process.execPath));
 
         expect(await started.terminate()).toBe(0);
@@ -46,5 +48,6 @@ describe("a production start", () => {
         await dir.remove();
       }
     },
+    START_TIMEOUT_MS,
   );
 });
