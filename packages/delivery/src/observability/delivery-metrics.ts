@@ -46,6 +46,12 @@ export function createDeliveryMetrics(sources: DeliveryMetricsSources): Delivery
     labelNames: ["outcome"] as const,
     registers,
   });
+  // The label values known in advance start at 0, so that `rate()` sees their first event.
+  for (const status of ["success", "partial", "failed"]) processed.inc({ status }, 0);
+  for (const provider of ["objectstore", "local"]) published.inc({ provider }, 0);
+  for (const outcome of ["ran", "still_running", "taken_elsewhere", "failed"]) {
+    rounds.inc({ outcome }, 0);
+  }
   new Gauge({
     name: "delivery_codehost_rate_limit_remaining",
     help: "Requests left in the code host's core rate limit (read at most every 30 s; NaN when unknown).",

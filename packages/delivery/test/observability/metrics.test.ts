@@ -95,6 +95,7 @@ describe("GET /metrics after a release published through the code host", () => {
   it("counts the release processed, its bytes by provider and its duration", () => {
     expect(totalBytes).toBeGreaterThan(0);
     expect(value("delivery_releases_processed_total", { status: "success" })).toBe(1);
+    expect(value("delivery_releases_processed_total", { status: "failed" })).toBe(0);
     expect(value("delivery_published_bytes_total", { provider: "local" })).toBe(totalBytes);
     expect(value("delivery_publish_duration_seconds_count")).toBe(1);
     expect(value("delivery_publish_duration_seconds_sum")).toBeGreaterThan(0);

@@ -58,6 +58,9 @@ export function createRelayMetrics(sources: RelayMetricsSources): RelayMetrics {
     help: "Connections to the SMTP submission port (refused ones included).",
     registers,
   });
+  // The label values known in advance start at 0, so that `rate()` sees their first event.
+  for (const mode of ["sync", "async"]) accepted.inc({ mode }, 0);
+  for (const result of ["delivered", "deferred", "failed"]) attempts.inc({ result }, 0);
   new Gauge({
     name: "relay_queue_entries",
     help: "Rows of the delivery queue, by estado (queued, sending, sent, failed).",

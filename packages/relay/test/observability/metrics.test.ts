@@ -72,6 +72,8 @@ describe("GET /metrics after real traffic", () => {
   it("counts delivery attempts by result and times them", () => {
     expect(value("relay_delivery_attempts_total", { result: "delivered" })).toBe(2);
     expect(value("relay_delivery_attempts_total", { result: "failed" })).toBe(1);
+    // Known results are shown from the start, at 0.
+    expect(value("relay_delivery_attempts_total", { result: "deferred" })).toBe(0);
     expect(value("relay_delivery_duration_seconds_count")).toBe(3);
     expect(value("relay_delivery_duration_seconds_sum")).toBeGreaterThan(0);
     expect(value("relay_delivery_duration_seconds_bucket", { le: "+Inf" })).toBe(3);
