@@ -49,8 +49,11 @@ import { createQueueService } from "./queue/queue-service.js";
 import { createQueueTicker } from "./queue/queue-ticker.js";
 import { createQueueWorker } from "./queue/queue-worker.js";
 import { createSpoolStore, SPOOL_DIR_NAME } from "./queue/spool-store.js";
-import { createConfiguredSubmissionServer } from "./smtp/configured-submission-server.js";
-import { SMTP_TARGET, type SubmissionServer } from "./smtp/submission-server.js";
+import {
+  createConfiguredSubmissionServer,
+  SMTP_TARGET,
+} from "./smtp/configured-submission-server.js";
+import type { SubmissionServer } from "./smtp/submission-server.js";
 import { createClientRepository } from "./state/client-repository.js";
 import { createQueueRepository } from "./state/queue-repository.js";
 import { createQuotaRepository } from "./state/quota-repository.js";

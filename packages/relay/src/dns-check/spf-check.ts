@@ -1,5 +1,4 @@
 import type { DNSResolver } from "mailauth";
-import { spf } from "mailauth/lib/spf/index.js";
 import type { DnsResolver } from "../dns/dns-resolver.js";
 import { type CheckOutcome, fail, pass, warn } from "./check-result.js";
 
@@ -25,6 +24,8 @@ export async function checkSpf(input: SpfCheckInput): Promise<CheckOutcome> {
     );
   }
   const sender = `postmaster@${domain}`;
+  // NOTE: loaded at the first check, not at boot (mailauth's SPF brings joi and a domain list).
+  const { spf } = await import("mailauth/lib/spf/index.js");
   const result = await spf({
     sender,
     ip: publicIp,

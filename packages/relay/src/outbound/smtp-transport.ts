@@ -1,5 +1,5 @@
 import { isIP } from "node:net";
-import SMTPConnection from "nodemailer/lib/smtp-connection/index.js";
+import type SMTPConnection from "nodemailer/lib/smtp-connection/index.js";
 import { DeliveryError } from "./delivery-error.js";
 import { type MxHost, mxHostLabel } from "./mx-resolver.js";
 import type { PooledSession, SmtpSessionPool } from "./smtp-session-pool.js";
@@ -81,13 +81,15 @@ interface SessionTarget {
  * offered) is done. NOTE: SMTPConnection reports connection-time failures only through its
  * `error` event, never through the `connect` callback.
  */
-function openSession(
+async function openSession(
   target: SessionTarget,
   options: SmtpTransportOptions,
   plaintextOnly: boolean,
 ): Promise<SMTPConnection> {
+  // NOTE: loaded at the first delivery, not at boot: an idle relay does not hold it in memory.
+  const { default: Connection } = await import("nodemailer/lib/smtp-connection/index.js");
   return new Promise((resolve, reject) => {
-    const connection = new SMTPConnection({
+    const connection = new Connection({
       host: target.address,
       port: target.port,
       name: options.heloHostname,

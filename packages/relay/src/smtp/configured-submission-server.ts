@@ -1,12 +1,11 @@
 import { hostname } from "node:os";
 import { dirname, resolve } from "node:path";
 import type { RelayConfig } from "../config/schema.js";
-import {
-  createSubmissionServer,
-  type SubmissionServer,
-  type SubmissionServerDeps,
-} from "./submission-server.js";
+import type { SubmissionServer, SubmissionServerDeps } from "./submission-server.js";
 import { loadTlsCertificate } from "./tls-certificate.js";
+
+/** Log target of the submission port. */
+export const SMTP_TARGET = "relay::smtp";
 
 /**
  * The submission port as the configuration describes it, or `undefined` when `smtp_listen` is
@@ -29,6 +28,8 @@ export async function createConfiguredSubmissionServer(
     hostname: name,
     where,
   });
+  // NOTE: loaded only with smtp_listen set: smtp-server stays out of memory otherwise.
+  const { createSubmissionServer } = await import("./submission-server.js");
   return createSubmissionServer({
     ...deps,
     settings: {

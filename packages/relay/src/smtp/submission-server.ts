@@ -30,9 +30,6 @@ import {
 } from "./smtp-replies.js";
 import type { TlsCertificate } from "./tls-certificate.js";
 
-/** Log target of the submission port. */
-export const SMTP_TARGET = "relay::smtp";
-
 // Policy: abuse limits of the submission port.
 /** Failed AUTH attempts a connection may make; the last one is answered 421 and closed. */
 export const MAX_AUTH_FAILURES = 3;

@@ -2,7 +2,7 @@ import { generateKeyPair } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import { ConfigError } from "@rd/common";
-import selfsigned from "selfsigned";
+import type selfsigned from "selfsigned";
 
 /** PEM key and certificate the port presents after STARTTLS. */
 export interface TlsCertificate {
@@ -43,7 +43,7 @@ export async function loadTlsCertificate(options: {
 }
 
 // NOTE: selfsigned 2.4 takes a ready `keyPair` (PEM strings) although its types omit it.
-const generateCertificate = selfsigned.generate as (
+type GenerateCertificate = (
   attrs: Array<{ name: string; value: string }>,
   options: {
     keyPair: { privateKey: string; publicKey: string };
@@ -54,6 +54,10 @@ const generateCertificate = selfsigned.generate as (
 ) => selfsigned.GenerateResult;
 
 async function selfSigned(hostname: string): Promise<TlsCertificate> {
+  // NOTE: loaded only when a certificate is to be made: node-forge, under selfsigned, is the
+  // largest library of the relay (several MiB of memory).
+  const { generate } = (await import("selfsigned")).default;
+  const generateCertificate = generate as GenerateCertificate;
   // NOTE: the key comes from Node's native generator; selfsigned's own (node-forge, pure JS)
   // takes seconds for 2048 bits. selfsigned then only builds and signs the certificate.
   const keyPair = await promisify(generateKeyPair)("rsa", {

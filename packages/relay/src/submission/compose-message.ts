@@ -1,4 +1,3 @@
-import MailComposer from "nodemailer/lib/mail-composer/index.js";
 import { Errors } from "../errors.js";
 import { mailboxListField, unstructuredField } from "../mime/header-encoding.js";
 import { checkHeaderBlockSize } from "./header-limit.js";
@@ -65,6 +64,8 @@ export async function composeMessage(
   );
   const hasBody = send.html !== undefined || send.text !== undefined;
   const bodyBytes = Buffer.byteLength(send.text ?? "") + Buffer.byteLength(send.html ?? "");
+  // NOTE: loaded at the first /send, not at boot: an idle relay does not hold it in memory.
+  const { default: MailComposer } = await import("nodemailer/lib/mail-composer/index.js");
   const composer = new MailComposer({
     ...(send.text !== undefined && { text: send.text }),
     ...(send.html !== undefined && { html: send.html }),
