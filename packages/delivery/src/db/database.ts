@@ -1,7 +1,6 @@
 import { preparePrivateSqliteFile } from "@rd/common";
 import SQLite from "better-sqlite3";
 import { Kysely, Migrator, MysqlDialect, SqliteDialect, sql } from "kysely";
-import { createPool } from "mysql2";
 import type { DatabaseConfig } from "../config.js";
 import { dialectFor, type SqlDialect } from "./dialect.js";
 import { migrationProvider, type VersionedMigration } from "./migrations/index.js";
@@ -37,13 +36,16 @@ export function openDatabase(config: DatabaseConfig): Database {
     sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
     db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: sqlite }) });
   } else {
-    const pool = createPool({
-      uri: config.url,
-      connectionLimit: MYSQL_POOL_SIZE,
-      connectTimeout: HEALTH_TIMEOUT_MS * 2,
-      timezone: "Z",
-      charset: "utf8mb4_unicode_ci",
-    });
+    // NOTE: a pool factory, so mysql2 (some 5 MiB of memory) is loaded at the first query and
+    // never on SQLite.
+    const pool = async () =>
+      (await import("mysql2")).createPool({
+        uri: config.url,
+        connectionLimit: MYSQL_POOL_SIZE,
+        connectTimeout: HEALTH_TIMEOUT_MS * 2,
+        timezone: "Z",
+        charset: "utf8mb4_unicode_ci",
+      });
     db = new Kysely<Schema>({ dialect: new MysqlDialect({ pool }) });
   }
   let closed = false;

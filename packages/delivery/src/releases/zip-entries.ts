@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "@rd/common";
-import yauzl from "yauzl";
+import type { Entry, ZipFile } from "yauzl";
 import { ByteCounter } from "../storage/byte-counter.js";
 import { keyProblem } from "../storage/object-store.js";
 import { scratchFileName } from "../storage/scratch-files.js";
@@ -74,6 +74,8 @@ async function walkZipFile(
   // NOTE: with decodeStrings on, yauzl fails the WHOLE archive on one unsafe name; decoding
   // names ourselves lets us refuse just that entry. strictFileNames keeps backslashes as they
   // are (yauzl would otherwise turn them into `/`), so `..\..\x` is seen and refused.
+  // NOTE: loaded at the first archive, not at boot: an idle service does not hold it.
+  const { default: yauzl } = await import("yauzl");
   const zip = await yauzl.openPromise(path, {
     lazyEntries: true,
     autoClose: false,
@@ -120,14 +122,14 @@ async function walkZipFile(
   return { files, refused };
 }
 
-function nextEntry(zip: yauzl.ZipFile): Promise<yauzl.Entry | null> {
+function nextEntry(zip: ZipFile): Promise<Entry | null> {
   return new Promise((resolve, reject) => {
     const cleanup = () => {
       zip.off("entry", onEntry);
       zip.off("end", onEnd);
       zip.off("error", onError);
     };
-    const onEntry = (entry: yauzl.Entry) => {
+    const onEntry = (entry: Entry) => {
       cleanup();
       resolve(entry);
     };

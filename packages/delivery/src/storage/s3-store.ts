@@ -1,12 +1,6 @@
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import {
-  DeleteObjectsCommand,
-  ListBucketsCommand,
-  ListObjectsV2Command,
-  S3Client,
-} from "@aws-sdk/client-s3";
-import { Upload } from "@aws-sdk/lib-storage";
+import type { S3Client } from "@aws-sdk/client-s3";
 import { ByteCounter } from "./byte-counter.js";
 import {
   assertBucketName,
@@ -34,24 +28,47 @@ const DELETE_BATCH = 1000;
 /** How long the health check waits for the object store. */
 const HEALTH_TIMEOUT_MS = 3000;
 
-/** An S3-compatible object store (path-style addressing, custom endpoint). */
+/** The AWS SDK modules and the client built with them. */
+interface S3Connection {
+  readonly sdk: typeof import("@aws-sdk/client-s3");
+  readonly Upload: typeof import("@aws-sdk/lib-storage").Upload;
+  readonly client: S3Client;
+}
+
+async function connect(options: S3StoreOptions): Promise<S3Connection> {
+  const [sdk, { Upload }] = await Promise.all([
+    import("@aws-sdk/client-s3"),
+    import("@aws-sdk/lib-storage"),
+  ]);
+  const client = new sdk.S3Client({
+    endpoint: options.endpoint,
+    region: options.region,
+    credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey },
+    forcePathStyle: true,
+    // NOTE: SDK ≥ 3.729 adds checksum trailers by default; R2, s3rver and older MinIO reject
+    // or mis-store them. Only send/verify checksums where the S3 API requires them.
+    requestChecksumCalculation: "WHEN_REQUIRED",
+    responseChecksumValidation: "WHEN_REQUIRED",
+  });
+  return { sdk, Upload, client };
+}
+
+/**
+ * An S3-compatible object store (path-style addressing, custom endpoint). The AWS SDK (some
+ * 10 MiB of memory) is loaded on first use, not at boot: an idle service never pays for it.
+ */
 export class S3ObjectStore implements ObjectStore {
   readonly provider = "objectstore" as const;
-  private readonly client: S3Client;
   private readonly listPageSize: number;
+  private connection: Promise<S3Connection> | undefined;
 
-  constructor(options: S3StoreOptions) {
-    this.client = new S3Client({
-      endpoint: options.endpoint,
-      region: options.region,
-      credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey },
-      forcePathStyle: true,
-      // NOTE: SDK ≥ 3.729 adds checksum trailers by default; R2, s3rver and older MinIO reject
-      // or mis-store them. Only send/verify checksums where the S3 API requires them.
-      requestChecksumCalculation: "WHEN_REQUIRED",
-      responseChecksumValidation: "WHEN_REQUIRED",
-    });
+  constructor(private readonly options: S3StoreOptions) {
     this.listPageSize = options.listPageSize ?? 1000;
+  }
+
+  private connected(): Promise<S3Connection> {
+    this.connection ??= connect(this.options);
+    return this.connection;
   }
 
   async put(
@@ -67,20 +84,23 @@ export class S3ObjectStore implements ObjectStore {
     // an error of `body` or `counted` is handled from now on; it reaches the upload as the
     // failure of the stream it reads, and the multipart upload is aborted.
     const feeding = pipeline(body, counted);
-    const upload = new Upload({
-      client: this.client,
-      params: {
-        Bucket: bucket,
-        Key: key,
-        Body: counted,
-        ContentType: options.contentType,
-        ...(options.contentLength === undefined ? {} : { ContentLength: options.contentLength }),
-      },
-      partSize: PART_SIZE,
-      queueSize: UPLOAD_QUEUE_SIZE,
-      leavePartsOnError: false,
-    });
+    // Its failure is awaited below; until then (the SDK may still be loading) it is not unhandled.
+    feeding.catch(() => {});
     try {
+      const { Upload, client } = await this.connected();
+      const upload = new Upload({
+        client,
+        params: {
+          Bucket: bucket,
+          Key: key,
+          Body: counted,
+          ContentType: options.contentType,
+          ...(options.contentLength === undefined ? {} : { ContentLength: options.contentLength }),
+        },
+        partSize: PART_SIZE,
+        queueSize: UPLOAD_QUEUE_SIZE,
+        leavePartsOnError: false,
+      });
       await upload.done();
     } catch (error) {
       counted.destroy();
@@ -93,10 +113,11 @@ export class S3ObjectStore implements ObjectStore {
 
   async *list(bucket: string, prefix: string): AsyncIterable<StoredObject> {
     assertBucketName(bucket);
+    const { sdk, client } = await this.connected();
     let continuationToken: string | undefined;
     do {
-      const page = await this.client.send(
-        new ListObjectsV2Command({
+      const page = await client.send(
+        new sdk.ListObjectsV2Command({
           Bucket: bucket,
           Prefix: prefix,
           MaxKeys: this.listPageSize,
@@ -117,10 +138,11 @@ export class S3ObjectStore implements ObjectStore {
 
   async delete(bucket: string, keys: readonly string[]): Promise<void> {
     assertBucketName(bucket);
+    const { sdk, client } = await this.connected();
     for (let start = 0; start < keys.length; start += DELETE_BATCH) {
       const batch = keys.slice(start, start + DELETE_BATCH);
-      const answer = await this.client.send(
-        new DeleteObjectsCommand({
+      const answer = await client.send(
+        new sdk.DeleteObjectsCommand({
           Bucket: bucket,
           Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
         }),
@@ -137,7 +159,8 @@ export class S3ObjectStore implements ObjectStore {
 
   async isHealthy(): Promise<boolean> {
     try {
-      await this.client.send(new ListBucketsCommand({}), {
+      const { sdk, client } = await this.connected();
+      await client.send(new sdk.ListBucketsCommand({}), {
         abortSignal: AbortSignal.timeout(HEALTH_TIMEOUT_MS),
       });
       return true;
@@ -146,8 +169,8 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
-  /** Closes the client's sockets. */
+  /** Closes the client's sockets (once it is connected, if it is connecting). */
   close(): void {
-    this.client.destroy();
+    void this.connection?.then(({ client }) => client.destroy());
   }
 }

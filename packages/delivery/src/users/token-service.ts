@@ -1,5 +1,4 @@
 import type { Clock } from "@rd/common";
-import { jwtVerify, SignJWT } from "jose";
 
 export type TokenType = "access" | "refresh";
 
@@ -23,6 +22,9 @@ export interface IssuedToken {
   readonly expiresAt: Date;
 }
 
+/** jose, loaded at the first login or token check: an idle service does not hold it. */
+const loadJose = () => import("jose");
+
 /** Issues and verifies the service's JWTs (claims `sub`, `email`, `typ`, `iat`, `exp`). */
 export class TokenService {
   private readonly key: Uint8Array;
@@ -38,6 +40,7 @@ export class TokenService {
     const issuedAt = Math.floor(this.clock.now().getTime() / 1000);
     const maxAgeSeconds = TOKEN_LIFETIME_SECONDS[typ];
     const expires = issuedAt + maxAgeSeconds;
+    const { SignJWT } = await loadJose();
     const token = await new SignJWT({ email: subject.email, typ })
       .setProtectedHeader({ alg: ALGORITHM, typ: "JWT" })
       .setSubject(String(subject.userId))
@@ -49,6 +52,7 @@ export class TokenService {
 
   /** The subject of a valid, unexpired token of type `typ`; null for anything else. */
   async verify(token: string, typ: TokenType): Promise<TokenSubject | null> {
+    const { jwtVerify } = await loadJose();
     try {
       const { payload } = await jwtVerify(token, this.key, {
         algorithms: [ALGORITHM],

@@ -16,6 +16,7 @@ import {
   type CodeHostPolicy,
   createOctokit,
   DEFAULT_CODEHOST_POLICY,
+  type OctokitOptions,
   requestFailure,
   statusOf,
 } from "./github-octokit.js";
@@ -37,22 +38,22 @@ export interface GithubClientOptions {
  * `CodeHostUnavailable`.
  */
 export class GithubClient implements CodeHost {
-  private readonly octokit: Octokit;
+  private readonly octokitOptions: OctokitOptions;
+  private octokitMade: Promise<Octokit> | undefined;
   private readonly logger: Logger;
-  private readonly downloads: DownloadContext;
+  private readonly downloads: Omit<DownloadContext, "octokit">;
 
   constructor(options: GithubClientOptions) {
     const policy = { ...DEFAULT_CODEHOST_POLICY, ...options.policy };
     this.logger = options.logger;
-    this.octokit = createOctokit({
+    this.octokitOptions = {
       baseUrl: options.baseUrl,
       token: options.token,
       userAgent: options.userAgent ?? "rd-delivery",
       logger: options.logger,
       policy,
-    });
+    };
     this.downloads = {
-      octokit: this.octokit,
       logger: options.logger,
       requestTimeoutMs: policy.requestTimeoutMs,
       downloadIdleTimeoutMs: policy.downloadIdleTimeoutMs,
@@ -61,7 +62,7 @@ export class GithubClient implements CodeHost {
 
   /** The repository, or null when the code host does not know it (or hides it from us). */
   async getRepository(owner: string, name: string): Promise<CodeHostRepository | null> {
-    const data = await this.orNullOn404(() => this.octokit.rest.repos.get({ owner, repo: name }));
+    const data = await this.orNullOn404((octokit) => octokit.rest.repos.get({ owner, repo: name }));
     if (data === null) return null;
     return {
       owner: data.owner.login,
@@ -77,24 +78,24 @@ export class GithubClient implements CodeHost {
    * it is informational and answers a public status request that should not hang.
    */
   async getRateLimit(): Promise<RateLimit> {
-    const data: unknown = await this.call(() =>
-      this.octokit.rest.rateLimit.get({ request: { retries: 0 } }),
+    const data: unknown = await this.call((octokit) =>
+      octokit.rest.rateLimit.get({ request: { retries: 0 } }),
     );
     return rateLimitOf(data);
   }
 
   /** The newest published release (never a draft or prerelease), or null when there is none. */
   async getLatestRelease(owner: string, name: string): Promise<CodeHostRelease | null> {
-    const data = await this.orNullOn404(() =>
-      this.octokit.rest.repos.getLatestRelease({ owner, repo: name }),
+    const data = await this.orNullOn404((octokit) =>
+      octokit.rest.repos.getLatestRelease({ owner, repo: name }),
     );
     return data === null ? null : toRelease(data as ReleaseData);
   }
 
   /** The release of `tag`, or null when the tag has no (published) release. */
   async getReleaseByTag(owner: string, name: string, tag: string): Promise<CodeHostRelease | null> {
-    const data = await this.orNullOn404(() =>
-      this.octokit.rest.repos.getReleaseByTag({ owner, repo: name, tag }),
+    const data = await this.orNullOn404((octokit) =>
+      octokit.rest.repos.getReleaseByTag({ owner, repo: name, tag }),
     );
     return data === null ? null : toRelease(data as ReleaseData);
   }
@@ -102,7 +103,8 @@ export class GithubClient implements CodeHost {
   /** Every release, newest first, following pagination to the last page; null for an unknown repository. */
   async listReleases(owner: string, name: string): Promise<CodeHostRelease[] | null> {
     try {
-      const releases = await this.octokit.paginate(this.octokit.rest.repos.listReleases, {
+      const octokit = await this.octokit();
+      const releases = await octokit.paginate(octokit.rest.repos.listReleases, {
         owner,
         repo: name,
         per_page: 100,
@@ -115,23 +117,24 @@ export class GithubClient implements CodeHost {
   }
 
   /** The raw bytes of a repository file at `ref` (a tag), streamed; null when it does not exist. */
-  getFileAtRef(
+  async getFileAtRef(
     owner: string,
     name: string,
     path: string,
     ref: string,
   ): Promise<CodeHostDownload | null> {
-    return fileAtRef(this.downloads, owner, name, path, ref);
+    return fileAtRef({ ...this.downloads, octokit: await this.octokit() }, owner, name, path, ref);
   }
 
   /** Streams a release asset (see `releaseAsset`); `signal` cuts it wherever it is. */
-  downloadAsset(
+  async downloadAsset(
     owner: string,
     name: string,
     assetId: number,
     signal?: AbortSignal,
   ): Promise<CodeHostDownload> {
-    return releaseAsset(this.downloads, owner, name, assetId, signal);
+    const context = { ...this.downloads, octokit: await this.octokit() };
+    return releaseAsset(context, owner, name, assetId, signal);
   }
 
   // ---- Webhooks ----
@@ -143,7 +146,7 @@ export class GithubClient implements CodeHost {
     hook: CodeHostHookSpec,
   ): Promise<CodeHostHook | null> {
     try {
-      const { data } = await this.octokit.rest.repos.createWebhook({
+      const { data } = await (await this.octokit()).rest.repos.createWebhook({
         owner,
         repo: name,
         name: "web",
@@ -169,7 +172,8 @@ export class GithubClient implements CodeHost {
   /** Every webhook of the repository (all pages); null when the repository is unknown to us. */
   async listHooks(owner: string, name: string): Promise<CodeHostHook[] | null> {
     try {
-      const hooks = await this.octokit.paginate(this.octokit.rest.repos.listWebhooks, {
+      const octokit = await this.octokit();
+      const hooks = await octokit.paginate(octokit.rest.repos.listWebhooks, {
         owner,
         repo: name,
         per_page: 100,
@@ -183,25 +187,33 @@ export class GithubClient implements CodeHost {
 
   /** False when the repository or the hook is unknown. */
   async deleteHook(owner: string, name: string, id: number): Promise<boolean> {
-    const deleted = await this.orNullOn404(() =>
-      this.octokit.rest.repos.deleteWebhook({ owner, repo: name, hook_id: id }),
+    const deleted = await this.orNullOn404((octokit) =>
+      octokit.rest.repos.deleteWebhook({ owner, repo: name, hook_id: id }),
     );
     return deleted !== null;
   }
 
+  /** The Octokit, made at the first question: an idle service does not load it. */
+  private octokit(): Promise<Octokit> {
+    this.octokitMade ??= createOctokit(this.octokitOptions);
+    return this.octokitMade;
+  }
+
   /** Runs one API call; failures become `CodeHostUnavailable` carrying the status. */
-  private async call<T>(request: () => Promise<{ data: T }>): Promise<T> {
+  private async call<T>(request: (octokit: Octokit) => Promise<{ data: T }>): Promise<T> {
     try {
-      return (await request()).data;
+      return (await request(await this.octokit())).data;
     } catch (error) {
       throw this.unavailable(error);
     }
   }
 
   /** Like `call`, but a 404 answer is `null`. */
-  private async orNullOn404<T>(request: () => Promise<{ data: T }>): Promise<T | null> {
+  private async orNullOn404<T>(
+    request: (octokit: Octokit) => Promise<{ data: T }>,
+  ): Promise<T | null> {
     try {
-      return (await request()).data;
+      return (await request(await this.octokit())).data;
     } catch (error) {
       if (statusOf(error) === 404) return null;
       throw this.unavailable(error);

@@ -1,6 +1,4 @@
-import { retry } from "@octokit/plugin-retry";
-import { throttling } from "@octokit/plugin-throttling";
-import { Octokit } from "@octokit/rest";
+import type { Octokit } from "@octokit/rest";
 import { type Logger, messageOf } from "@rd/common";
 import { DEFAULT_DOWNLOAD_IDLE_TIMEOUT_SECONDS } from "../../config.js";
 import { CodeHostUnavailable } from "../../errors.js";
@@ -37,8 +35,20 @@ const NEVER_RETRIED_STATUSES: readonly number[] = Array.from(
   (_, index) => 400 + index,
 );
 
-// The plugins add no REST methods, so the instance keeps the plain Octokit type.
-const RetryingOctokit: typeof Octokit = Octokit.plugin(retry, throttling);
+/**
+ * Octokit with its retry and throttling plugins, loaded on first use: an idle service does not
+ * hold the REST client (some MiB of memory) before its first question to the code host.
+ */
+function loadRetryingOctokit(): Promise<typeof Octokit> {
+  retryingOctokit ??= Promise.all([
+    import("@octokit/rest"),
+    import("@octokit/plugin-retry"),
+    import("@octokit/plugin-throttling"),
+    // The plugins add no REST methods, so the instance keeps the plain Octokit type.
+  ]).then(([{ Octokit }, { retry }, { throttling }]) => Octokit.plugin(retry, throttling));
+  return retryingOctokit;
+}
+let retryingOctokit: Promise<typeof Octokit> | undefined;
 
 export interface OctokitOptions {
   /** `https://api.github.com`, a GitHub Enterprise `https://host/api/v3`, or a local stub. */
@@ -53,13 +63,14 @@ export interface OctokitOptions {
  * An Octokit that retries 5xx answers and network errors, waits out a rate limit once when
  * its reset is near enough, and bounds every request by the policy's timeout.
  */
-export function createOctokit({
+export async function createOctokit({
   baseUrl,
   token,
   userAgent,
   logger,
   policy,
-}: OctokitOptions): Octokit {
+}: OctokitOptions): Promise<Octokit> {
+  const RetryingOctokit = await loadRetryingOctokit();
   // Both rate limits: wait once when the code host asks for a short enough pause, else give up.
   const onLimit =
     (message: string) =>
