@@ -39,6 +39,8 @@ if [ -e "$TARGET" ]; then
   find "$TARGET" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
 fi
 mkdir -p "$TARGET"
+# Marks the folder as this script's from the start, so a failed install can be replaced.
+echo "incomplete" >"$TARGET/$MARKER"
 cp package.json package-lock.json README.md "$TARGET/"
 for name in "${PACKAGES[@]}"; do
   mkdir -p "$TARGET/packages/$name"
@@ -51,7 +53,8 @@ done
 
 # 3. Runtime dependencies only, exactly as locked. The root scripts (prepare builds with tsc)
 #    belong to the checkout, not to the install. The native modules (better-sqlite3, bcrypt)
-#    are compiled here, for the Node.js on PATH.
+#    are compiled here, for the Node.js on PATH (against the headers npm_config_nodedir names,
+#    when set), then loaded as a check.
 cd "$TARGET"
 npm pkg delete scripts
 npm ci --omit=dev --no-audit --no-fund
@@ -61,6 +64,18 @@ node --input-type=module -e '
   new Database(":memory:").close();
   bcrypt.hashSync("check", 4);
 '
+# A better-sqlite3 compiled against Node 24.19+ headers aborts the service at random (see the
+# probe): refuse such an install rather than deploy it. The probe misses it once in ten runs.
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+for _ in 1 2 3; do
+  if ! node "$ROOT/scripts/sqlite-gc-probe.mjs" "$TARGET/node_modules/better-sqlite3" "$scratch/probe" >/dev/null 2>&1; then
+    echo "better-sqlite3 aborts under garbage collection with this build (Node 24.19+ headers," >&2
+    echo "nodejs/node#65446): build it against Node 24.18.1's headers, see the README," >&2
+    echo "\"Node.js versions\"; the install in $TARGET is incomplete" >&2
+    exit 1
+  fi
+done
 
 commit=$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)
 printf 'commit %s\nnode %s\n' "$commit" "$(node --version)" >"$MARKER"

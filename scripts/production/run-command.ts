@@ -1,4 +1,5 @@
-import { execFile } from "node:child_process";
+import { type ExecFileException, execFile } from "node:child_process";
+import { constants } from "node:os";
 
 export interface CommandResult {
   code: number;
@@ -18,11 +19,18 @@ export function runCommand(
       args,
       { cwd: options.cwd, env: options.env, timeout: options.timeoutMs, maxBuffer: 64 << 20 },
       (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === "number" ? error.code : 127) : 0;
-        resolve({ code, stdout, stderr });
+        resolve({ code: exitCode(error), stdout, stderr });
       },
     );
   });
+}
+
+/** The exit code as a shell reports it: 128 + the signal's number when a signal ended it. */
+function exitCode(error: ExecFileException | null): number {
+  if (!error) return 0;
+  if (typeof error.code === "number") return error.code;
+  if (error.signal) return 128 + constants.signals[error.signal];
+  return 127; // not started (ENOENT, EACCES)
 }
 
 /**
