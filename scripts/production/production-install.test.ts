@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, realpath, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { freePort, MARIADB, makeTempDir, serviceAvailable } from "@rd/common/test-kit";
+import { freePort, MARIADB, serviceAvailable } from "@rd/common/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase } from "../../packages/delivery/test/helpers/test-database.js";
 import {
@@ -11,7 +11,8 @@ import {
 } from "../../packages/delivery/test/storage/s3-server.js";
 import { type ComposeService, composeServices, parseEnvFile } from "./compose-file.js";
 import { argsOf, envOf, parseDockerfile, type Stage } from "./dockerfile.js";
-import { type CommandResult, runCommand, toolAvailable } from "./run-command.js";
+import { INSTALL_DIR, ProductionInstall } from "./production-install-fixture.js";
+import { runCommand, toolAvailable } from "./run-command.js";
 import {
   deliveryLocalEnv,
   SECRETS,
@@ -32,23 +33,13 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const INSTALL_TIMEOUT_MS = 20 * 60_000;
 // Starting services on the shared 2-core machine can take long while other suites run.
 const START_TIMEOUT_MS = 120_000;
-/** Where the units and the image put the install; the tests map it onto the temporary one. */
-const INSTALL_DIR = "/opt/relay-delivery";
 const SERVICE_NAMES = Object.keys(SERVICES) as ServiceName[];
 
 describe("a production install from a fresh clone", () => {
-  let dir: { path: string; remove(): Promise<void> };
+  let install: ProductionInstall;
   let clone: string;
   let target: string;
-  let install: CommandResult;
-
-  /** A path of the units or the image, moved into this test's folder (nothing outside it). */
-  function sandboxed(value: string): string {
-    return value
-      .replaceAll("/usr/bin/node", process.execPath)
-      .replaceAll(INSTALL_DIR, target)
-      .replace(/(^|[\s:=])\/var\//g, `$1${dir.path}/var/`);
-  }
+  const sandboxed = (value: string) => install.sandboxed(value);
 
   /**
    * Waits for `/health`, checks that the started PID is Node itself, runs `whileUp`, then sends
@@ -71,23 +62,15 @@ describe("a production install from a fresh clone", () => {
   }
 
   beforeAll(async () => {
-    dir = await makeTempDir("production-install-");
-    clone = join(dir.path, "checkout");
-    target = join(dir.path, "opt", "relay-delivery");
-    const cloned = await runCommand("git", ["clone", "--quiet", ROOT, clone]);
-    expect(cloned.stderr).toBe("");
-    install = await runCommand(
-      "nice",
-      ["-n", "10", "bash", join(clone, "scripts/production-install.sh"), target],
-      { env: process.env, timeoutMs: INSTALL_TIMEOUT_MS },
-    );
+    install = await ProductionInstall.make(ROOT, INSTALL_TIMEOUT_MS);
+    ({ clone, target } = install);
   }, INSTALL_TIMEOUT_MS);
   afterAll(async () => {
-    await dir?.remove();
+    await install?.remove();
   });
 
   it("holds the compiled services with their runtime dependencies only", async () => {
-    expect(install.code, install.stdout + install.stderr).toBe(0);
+    expect(install.result.code, install.result.stdout + install.result.stderr).toBe(0);
     for (const built of [
       "packages/common/dist/index.js",
       "packages/relay/dist/cli.js",
@@ -169,7 +152,7 @@ describe("a production install from a fresh clone", () => {
         expect(unitValues(unit, "Service", "NoNewPrivileges")).toEqual(["yes"]);
         expect(unitValues(unit, "Service", "ProtectSystem")).toEqual(["strict"]);
         expect(unitValues(unit, "Service", "ReadWritePaths")[0]).toContain(`/var/lib/${service}`);
-        const file = join(dir.path, `${service}.service`);
+        const file = install.scratch(`${service}.service`);
         await writeFile(file, sandboxed(text));
         files.push(file);
       }
@@ -278,8 +261,8 @@ describe("a production install from a fresh clone", () => {
     });
 
     it("has a compose file docker-compose validates, which refuses to start without its secrets", async () => {
-      const install = "Debian: apt-get install --no-install-recommends docker-compose";
-      if (!(await toolAvailable("docker-compose", install))) return;
+      const how = "Debian: apt-get install --no-install-recommends docker-compose";
+      if (!(await toolAvailable("docker-compose", how))) return;
       const config = (envFile: string) =>
         runCommand(
           "docker-compose",
@@ -289,7 +272,7 @@ describe("a production install from a fresh clone", () => {
           },
         );
       expect(await config(recipe(".env.example"))).toEqual({ code: 0, stdout: "", stderr: "" });
-      const empty = join(dir.path, "empty.env");
+      const empty = install.scratch("empty.env");
       await writeFile(empty, "");
       const bare = await config(empty);
       expect(bare.code).not.toBe(0);
