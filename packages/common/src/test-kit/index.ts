@@ -1,5 +1,6 @@
 export { modeOf, useUsualUmask } from "./file-modes.js";
 export { freePort } from "./free-port.js";
+export { bareNodeServer, type IdleStart, idleRssKib } from "./idle-memory.js";
 export { LogCapture } from "./log-capture.js";
 export { ManualClock } from "./manual-clock.js";
 export {

@@ -1,0 +1,80 @@
+import { spawn } from "node:child_process";
+import { readFile } from "node:fs/promises";
+
+/** How to start a service whose idle memory is read. */
+export interface IdleStart {
+  /** The program, run as it is (a launcher with a shebang line, or `process.execPath`). */
+  readonly command: string;
+  readonly args: readonly string[];
+  /** The whole environment of the process (PATH is not added). */
+  readonly env: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+  /** Answers 200 once the service has booted. */
+  readonly healthUrl: string;
+}
+
+// The anchor of idle-memory figures: Node's own floor, an HTTP server answering /health.
+const BARE_SERVER_SOURCE = `require("node:http")
+  .createServer((_request, response) => response.end('{"status":"ok"}'))
+  .listen(Number(process.env.PORT), "127.0.0.1");`;
+
+/**
+ * A bare Node HTTP server on `port` of the loopback, run by this process's Node with
+ * `nodeOptions`: the anchor that a service's idle memory is compared with, measured side by side.
+ */
+export function bareNodeServer(port: number, nodeOptions: readonly string[] = []): IdleStart {
+  return {
+    command: process.execPath,
+    args: [...nodeOptions, "-e", BARE_SERVER_SOURCE],
+    env: { PORT: String(port) },
+    healthUrl: `http://127.0.0.1:${port}/health`,
+  };
+}
+
+// Quiet time after the first healthy answer, so start-up work and its garbage are behind it.
+const IDLE_MS = 2_000;
+const READY_TIMEOUT_MS = 30_000;
+
+/**
+ * Starts the service, waits until `healthUrl` answers 200, lets it idle 2 s, reads its resident
+ * memory (VmRSS of /proc/<pid>/status, KiB), and stops it with SIGTERM. Linux only.
+ */
+export async function idleRssKib(start: IdleStart): Promise<number> {
+  const child = spawn(start.command, [...start.args], {
+    env: { ...start.env },
+    ...(start.cwd && { cwd: start.cwd }),
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString("utf8");
+  });
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  try {
+    const deadline = Date.now() + READY_TIMEOUT_MS;
+    while (!(await answers(start.healthUrl))) {
+      if (child.exitCode !== null) throw new Error(`${start.command} exited: ${stderr}`);
+      if (Date.now() > deadline) {
+        throw new Error(`${start.command}: no answer from ${start.healthUrl}: ${stderr}`);
+      }
+      await sleep(50);
+    }
+    await sleep(IDLE_MS);
+    const status = await readFile(`/proc/${child.pid}/status`, "utf8");
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(status);
+    if (!match) throw new Error(`no VmRSS in /proc/${child.pid}/status`);
+    return Number(match[1]);
+  } finally {
+    child.kill("SIGTERM");
+    await exited;
+  }
+}
+
+function answers(url: string): Promise<boolean> {
+  return fetch(url).then(
+    (response) => response.status === 200,
+    () => false,
+  );
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
