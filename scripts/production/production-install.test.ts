@@ -26,8 +26,8 @@ import { parseUnitFile, unitEnvironment, unitValues } from "./unit-file.js";
 // The README's production install, end to end: a fresh clone of this repository's HEAD (the
 // committed files, not the working tree), scripts/production-install.sh into a target folder,
 // then the services started from that install the way the systemd units and the container recipe
-// start them. Slow (a fresh `npm ci` and a native build of better-sqlite3: 5 to 10 minutes on
-// the 2-core machine), so the install runs once, in beforeAll, at a lower CPU priority.
+// start them. Slow (a fresh `npm ci` and a native build of better-sqlite3: 3 to 9 minutes on
+// the 2-core machine, by its load), so the install runs once, in beforeAll.
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const INSTALL_TIMEOUT_MS = 20 * 60_000;
