@@ -108,7 +108,11 @@ describe("a production install from a fresh clone", () => {
       const execStart = unitValues(unit, "Service", "ExecStart")[0] ?? "";
       const [command = "", ...args] = sandboxed(execStart).split(" ");
       expect(command).toBe(process.execPath);
-      expect(args).toEqual([join(target, SERVICES[service].bin), "serve"]);
+      expect(args).toEqual([
+        "--max-semi-space-size=2",
+        join(target, SERVICES[service].bin),
+        "serve",
+      ]);
       const cwd = sandboxed(unitValues(unit, "Service", "WorkingDirectory")[0] ?? "");
       // What systemd creates (StateDirectory, LogsDirectory) and the operator adds: the secrets
       // of the EnvironmentFile, a loopback port.
