@@ -30,9 +30,9 @@ export interface ClientService {
   list(): ClientView[];
   get(clientId: string): ClientView;
   rotate(clientId: string): Promise<IssuedSecret>;
-  replaceDomains(clientId: string, domains: readonly string[]): Promise<ClientView>;
-  setActive(clientId: string, active: boolean): Promise<ClientView>;
-  remove(clientId: string): Promise<void>;
+  replaceDomains(clientId: string, domains: readonly string[]): ClientView;
+  setActive(clientId: string, active: boolean): ClientView;
+  remove(clientId: string): void;
 }
 
 export interface ClientServiceDeps {
@@ -87,7 +87,7 @@ export function createClientService(deps: ClientServiceDeps): ClientService {
         secret_hash: await hashSecret(secret),
         created_at: deps.clock.now().toISOString(),
       };
-      await clients.insert(client);
+      clients.insert(client);
       return { ...view(client), secret, aviso: SECRET_NOTICE };
     },
 
@@ -99,29 +99,28 @@ export function createClientService(deps: ClientServiceDeps): ClientService {
       existing(clientId);
       const secret = newSecret();
       const hash = await hashSecret(secret);
-      if (!(await clients.setSecretHash(clientId, hash)))
+      if (!clients.setSecretHash(clientId, hash))
         throw Errors.notFound(`client ${clientId} does not exist`);
       authenticator.forget(clientId);
       return { client_id: clientId, secret, aviso: SECRET_NOTICE };
     },
 
-    async replaceDomains(clientId, domains) {
+    replaceDomains(clientId, domains) {
       existing(clientId);
-      await clients.setDomains(clientId, checkedDomains(domains));
+      clients.setDomains(clientId, checkedDomains(domains));
       authenticator.forget(clientId);
       return view(existing(clientId));
     },
 
-    async setActive(clientId, active) {
+    setActive(clientId, active) {
       existing(clientId);
-      await clients.setActive(clientId, active);
+      clients.setActive(clientId, active);
       authenticator.forget(clientId);
       return view(existing(clientId));
     },
 
-    async remove(clientId) {
-      if (!(await clients.delete(clientId)))
-        throw Errors.notFound(`client ${clientId} does not exist`);
+    remove(clientId) {
+      if (!clients.delete(clientId)) throw Errors.notFound(`client ${clientId} does not exist`);
       authenticator.forget(clientId);
     },
   };

@@ -11,6 +11,9 @@ export type LedgerEvent =
       rcpt_count: number;
       subject_len: number;
       body_bytes: number;
+      /** The sender's labels of a `/send` message, when it gave them (kept for its status). */
+      tags?: readonly string[];
+      metadata?: Readonly<Record<string, string>>;
     }
   | {
       event: "rejected";

@@ -19,19 +19,15 @@ interface ClientRow {
   created_at: string;
 }
 
-/**
- * The clients. Methods return plain records; "not found" is `undefined`/`false`. Reads are
- * synchronous (they sit on the credential check of every request); changes are asynchronous, so
- * the shared store (`shared/shared-clients.ts`) can write them to its database before answering.
- */
+/** All SQL about clients. Methods return plain records; "not found" is `undefined`/`false`. */
 export interface ClientRepository {
-  insert(client: ClientRecord): Promise<void>;
+  insert(client: ClientRecord): void;
   list(): ClientRecord[];
   find(clientId: string): ClientRecord | undefined;
-  setSecretHash(clientId: string, secretHash: string): Promise<boolean>;
-  setDomains(clientId: string, domains: readonly string[]): Promise<boolean>;
-  setActive(clientId: string, active: boolean): Promise<boolean>;
-  delete(clientId: string): Promise<boolean>;
+  setSecretHash(clientId: string, secretHash: string): boolean;
+  setDomains(clientId: string, domains: readonly string[]): boolean;
+  setActive(clientId: string, active: boolean): boolean;
+  delete(clientId: string): boolean;
 }
 
 export function createClientRepository(db: Database): ClientRepository {
@@ -58,7 +54,7 @@ export function createClientRepository(db: Database): ClientRepository {
   const remove = db.prepare<[string]>("DELETE FROM clients WHERE client_id = ?");
 
   return {
-    async insert(client) {
+    insert(client) {
       insert.run({
         ...client,
         domains: JSON.stringify(client.domains),
@@ -70,10 +66,10 @@ export function createClientRepository(db: Database): ClientRepository {
       const row = find.get(clientId);
       return row && toRecord(row);
     },
-    setSecretHash: async (clientId, hash) => setSecret.run(hash, clientId).changes > 0,
-    setDomains: async (clientId, domains) =>
+    setSecretHash: (clientId, hash) => setSecret.run(hash, clientId).changes > 0,
+    setDomains: (clientId, domains) =>
       setDomains.run(JSON.stringify(domains), clientId).changes > 0,
-    setActive: async (clientId, active) => setActive.run(active ? 1 : 0, clientId).changes > 0,
-    delete: async (clientId) => remove.run(clientId).changes > 0,
+    setActive: (clientId, active) => setActive.run(active ? 1 : 0, clientId).changes > 0,
+    delete: (clientId) => remove.run(clientId).changes > 0,
   };
 }

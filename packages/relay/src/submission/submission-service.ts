@@ -7,7 +7,12 @@ import type { Ledger } from "../ledger/ledger.js";
 import { NO_MESSAGE_ID } from "../ledger/ledger-events.js";
 import type { DeliveryResult } from "../outbound/outbound.js";
 import type { ClientRecord } from "../state/client-repository.js";
-import { composeMessage, uniqueRecipients, validateSendFields } from "./compose-message.js";
+import {
+  composeMessage,
+  contentBytes,
+  uniqueRecipients,
+  validateSendFields,
+} from "./compose-message.js";
 import type { DomainQuota } from "./domain-quota.js";
 import { parseMailbox } from "./mailbox.js";
 import type { MessageDispatch } from "./message-dispatch.js";
@@ -109,7 +114,14 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
     client: ClientRecord | undefined,
     envelope: { from: string; domain: string; recipients: readonly string[] },
     domainConfig: DomainConfig,
-    built: { messageId: string; message: Buffer; subjectLength: number; bodyBytes: number },
+    built: {
+      messageId: string;
+      message: Buffer;
+      subjectLength: number;
+      bodyBytes: number;
+      /** `/send`'s tags and metadata, written on the `received` line when given. */
+      labels?: { tags?: readonly string[]; metadata?: Readonly<Record<string, string>> };
+    },
     dispatch: MessageDispatch,
   ): Promise<SubmissionOutcome> {
     const { messageId } = built;
@@ -122,9 +134,10 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
         rcpt_count: envelope.recipients.length,
         subject_len: built.subjectLength,
         body_bytes: built.bodyBytes,
+        ...built.labels,
       });
       const limits = domainConfig.limits ?? deps.config.current().default_domain_limits;
-      const refund = await deps.quota.consume(envelope.domain, envelope.recipients.length, limits);
+      const refund = deps.quota.consume(envelope.domain, envelope.recipients.length, limits);
       // Recipients count once accepted: a message that cannot be signed or queued gives its
       // share back, so a refused request never uses up the quota.
       try {
@@ -171,7 +184,7 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
       const domainConfig = authorize(client, send.from.domain);
       const messageId = createMessageId(send.from.domain);
       const message = await composeMessage(send, { messageId, date: deps.clock.now() });
-      const recipients = send.to.map((mailbox) => mailbox.address);
+      const recipients = send.recipients.map((mailbox) => mailbox.address);
       return accept(
         client,
         { from: send.from.address, domain: send.from.domain, recipients },
@@ -180,7 +193,11 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
           messageId,
           message,
           subjectLength: send.subject.length,
-          bodyBytes: Buffer.byteLength(send.text ?? "") + Buffer.byteLength(send.html ?? ""),
+          bodyBytes: contentBytes(send),
+          labels: {
+            ...(send.tags && { tags: send.tags }),
+            ...(send.metadata && { metadata: send.metadata }),
+          },
         },
         deps.dispatch,
       );

@@ -96,7 +96,7 @@ export function clientRoutes(app: RelayApp, { clients }: AppDeps): void {
       },
     },
     async (request) => {
-      await clients.remove(request.params.client_id);
+      clients.remove(request.params.client_id);
       return { ok: true as const };
     },
   );
