@@ -33,6 +33,7 @@ import { loadConfigFile } from "./config/config-loader.js";
 import { type ConfigStore, createConfigStore } from "./config/config-store.js";
 import type { RelayEnv } from "./config/env.js";
 import { parseListenAddress } from "./config/listen-address.js";
+import type { ConfigFile } from "./config/schema.js";
 import { createDkimSigner } from "./dkim/dkim-signer.js";
 import { createDnsResolver, type DnsResolver } from "./dns/dns-resolver.js";
 import { createDnsCheck } from "./dns-check/configured-dns-check.js";
@@ -49,6 +50,8 @@ import { createQueueService } from "./queue/queue-service.js";
 import { createQueueTicker } from "./queue/queue-ticker.js";
 import { createQueueWorker } from "./queue/queue-worker.js";
 import { createSpoolStore, SPOOL_DIR_NAME } from "./queue/spool-store.js";
+import { withInstance } from "./shared/instance-logging.js";
+import { openSharedState, type SharedState } from "./shared/shared-state.js";
 import {
   createConfiguredSubmissionServer,
   SMTP_TARGET,
@@ -58,7 +61,7 @@ import { createClientRepository } from "./state/client-repository.js";
 import { createQueueRepository } from "./state/queue-repository.js";
 import { createQuotaRepository } from "./state/quota-repository.js";
 import { openStateDatabase } from "./state/state-database.js";
-import { createDomainQuota } from "./submission/domain-quota.js";
+import { createDomainQuota, createSharedDomainQuota } from "./submission/domain-quota.js";
 import { createMessageDispatch, createPersistedDispatch } from "./submission/message-dispatch.js";
 import { createSubmissionService } from "./submission/submission-service.js";
 import { VERSION } from "./version.js";
@@ -93,14 +96,21 @@ export interface Relay {
 
 /** Builds the relay from its environment. Throws `ConfigError` for an unusable configuration. */
 export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Promise<Relay> {
-  const logging = options.logging ?? createLogging({ filter: env.logFilter });
+  const baseLogging = options.logging ?? createLogging({ filter: env.logFilter });
+  // Several instances on one database: every line says which one wrote it.
+  const logging = env.databaseUrl ? withInstance(baseLogging, env.instance) : baseLogging;
   const clock = options.clock ?? systemClock;
   const log = logging.forTarget("relay");
-  const config = createConfigStore(await loadConfigFile(env), env);
+  const file = await loadConfigFile(env);
   // Boot steps fail with a ConfigError naming the variable or field to fix (the CLI exits 2).
+  const shared = await openShared(env, file, logging);
+  const config = shared?.config ?? createConfigStore(file, env);
   const db = await bootStep(STATE_DIR, `cannot open the state database in ${env.dbDir}`, () =>
     openStateDatabase(env.dbDir),
-  );
+  ).catch(async (error) => {
+    await shared?.close();
+    throw error;
+  });
   const current = config.current();
   const ledger = createLedger({
     logger: logging.forTarget(LEDGER_TARGET),
@@ -110,14 +120,24 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
     }),
   });
   try {
-    return await assembleRelay({ env, logging, clock, config, db, ledger });
+    return await assembleRelay({ env, logging, clock, config, db, ledger, shared });
   } catch (error) {
     // A boot that fails part-way (queue recovery, the SMTP certificate, the app) leaves nothing
     // open: the caller gets the error, not a locked database.
     await ledger.close();
     db.close();
+    await shared?.close();
     throw error;
   }
+}
+
+/** `RELAY_DATABASE_URL`: the state several instances share; undefined for the embedded relay. */
+function openShared(env: RelayEnv, file: ConfigFile, logging: Logging) {
+  const url = env.databaseUrl;
+  if (url === undefined) return undefined;
+  return bootStep({ where: "RELAY_DATABASE_URL" }, "cannot use the shared database", () =>
+    openSharedState({ url, file, env, logger: logging.forTarget("relay::shared") }),
+  );
 }
 
 /** Everything `createRelay` opens before it builds the rest: the one place that closes them. */
@@ -128,11 +148,13 @@ interface OpenedState {
   config: ConfigStore;
   db: Database;
   ledger: Ledger;
+  /** Present with `RELAY_DATABASE_URL`: clients, settings and quotas come from there. */
+  shared: SharedState | undefined;
 }
 
 /** Adapters, services, ports and the app over the opened state; throws without closing it. */
 async function assembleRelay(opened: OpenedState): Promise<Relay> {
-  const { env, logging, clock, config, db } = opened;
+  const { env, logging, clock, config, db, shared } = opened;
   const log = logging.forTarget("relay");
   const current = config.current();
   const dns = createDnsResolver(env.dnsServer);
@@ -143,7 +165,7 @@ async function assembleRelay(opened: OpenedState): Promise<Relay> {
     );
   }
 
-  const clientRepository = createClientRepository(db);
+  const clientRepository = shared?.clients ?? createClientRepository(db);
   const authenticator = createClientAuthenticator(clientRepository);
   const queueRepository = createQueueRepository(db);
   // `GET /metrics`: counted from the ledger's events and the accepted submissions.
@@ -192,7 +214,9 @@ async function assembleRelay(opened: OpenedState): Promise<Relay> {
       clock,
       ledger,
       signer: createDkimSigner({ now: () => clock.now() }),
-      quota: createDomainQuota(createQuotaRepository(db), clock),
+      quota: shared
+        ? createSharedDomainQuota(shared.quota, clock)
+        : createDomainQuota(createQuotaRepository(db), clock),
       dispatch: createMessageDispatch({
         asyncMode: env.asyncMode,
         deliverNow: outbound.deliver,
@@ -281,6 +305,7 @@ async function assembleRelay(opened: OpenedState): Promise<Relay> {
         await smtpClosed;
         await ledger.close();
         db.close();
+        await shared?.close();
         logging.flush();
       })();
       return closed;

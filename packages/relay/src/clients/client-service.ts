@@ -30,9 +30,9 @@ export interface ClientService {
   list(): ClientView[];
   get(clientId: string): ClientView;
   rotate(clientId: string): Promise<IssuedSecret>;
-  replaceDomains(clientId: string, domains: readonly string[]): ClientView;
-  setActive(clientId: string, active: boolean): ClientView;
-  remove(clientId: string): void;
+  replaceDomains(clientId: string, domains: readonly string[]): Promise<ClientView>;
+  setActive(clientId: string, active: boolean): Promise<ClientView>;
+  remove(clientId: string): Promise<void>;
 }
 
 export interface ClientServiceDeps {
@@ -87,7 +87,7 @@ export function createClientService(deps: ClientServiceDeps): ClientService {
         secret_hash: await hashSecret(secret),
         created_at: deps.clock.now().toISOString(),
       };
-      clients.insert(client);
+      await clients.insert(client);
       return { ...view(client), secret, aviso: SECRET_NOTICE };
     },
 
@@ -99,28 +99,29 @@ export function createClientService(deps: ClientServiceDeps): ClientService {
       existing(clientId);
       const secret = newSecret();
       const hash = await hashSecret(secret);
-      if (!clients.setSecretHash(clientId, hash))
+      if (!(await clients.setSecretHash(clientId, hash)))
         throw Errors.notFound(`client ${clientId} does not exist`);
       authenticator.forget(clientId);
       return { client_id: clientId, secret, aviso: SECRET_NOTICE };
     },
 
-    replaceDomains(clientId, domains) {
+    async replaceDomains(clientId, domains) {
       existing(clientId);
-      clients.setDomains(clientId, checkedDomains(domains));
+      await clients.setDomains(clientId, checkedDomains(domains));
       authenticator.forget(clientId);
       return view(existing(clientId));
     },
 
-    setActive(clientId, active) {
+    async setActive(clientId, active) {
       existing(clientId);
-      clients.setActive(clientId, active);
+      await clients.setActive(clientId, active);
       authenticator.forget(clientId);
       return view(existing(clientId));
     },
 
-    remove(clientId) {
-      if (!clients.delete(clientId)) throw Errors.notFound(`client ${clientId} does not exist`);
+    async remove(clientId) {
+      if (!(await clients.delete(clientId)))
+        throw Errors.notFound(`client ${clientId} does not exist`);
       authenticator.forget(clientId);
     },
   };

@@ -19,15 +19,19 @@ interface ClientRow {
   created_at: string;
 }
 
-/** All SQL about clients. Methods return plain records; "not found" is `undefined`/`false`. */
+/**
+ * The clients. Methods return plain records; "not found" is `undefined`/`false`. Reads are
+ * synchronous (they sit on the credential check of every request); changes are asynchronous, so
+ * the shared store (`shared/shared-clients.ts`) can write them to its database before answering.
+ */
 export interface ClientRepository {
-  insert(client: ClientRecord): void;
+  insert(client: ClientRecord): Promise<void>;
   list(): ClientRecord[];
   find(clientId: string): ClientRecord | undefined;
-  setSecretHash(clientId: string, secretHash: string): boolean;
-  setDomains(clientId: string, domains: readonly string[]): boolean;
-  setActive(clientId: string, active: boolean): boolean;
-  delete(clientId: string): boolean;
+  setSecretHash(clientId: string, secretHash: string): Promise<boolean>;
+  setDomains(clientId: string, domains: readonly string[]): Promise<boolean>;
+  setActive(clientId: string, active: boolean): Promise<boolean>;
+  delete(clientId: string): Promise<boolean>;
 }
 
 export function createClientRepository(db: Database): ClientRepository {
@@ -54,7 +58,7 @@ export function createClientRepository(db: Database): ClientRepository {
   const remove = db.prepare<[string]>("DELETE FROM clients WHERE client_id = ?");
 
   return {
-    insert(client) {
+    async insert(client) {
       insert.run({
         ...client,
         domains: JSON.stringify(client.domains),
@@ -66,10 +70,10 @@ export function createClientRepository(db: Database): ClientRepository {
       const row = find.get(clientId);
       return row && toRecord(row);
     },
-    setSecretHash: (clientId, hash) => setSecret.run(hash, clientId).changes > 0,
-    setDomains: (clientId, domains) =>
+    setSecretHash: async (clientId, hash) => setSecret.run(hash, clientId).changes > 0,
+    setDomains: async (clientId, domains) =>
       setDomains.run(JSON.stringify(domains), clientId).changes > 0,
-    setActive: (clientId, active) => setActive.run(active ? 1 : 0, clientId).changes > 0,
-    delete: (clientId) => remove.run(clientId).changes > 0,
+    setActive: async (clientId, active) => setActive.run(active ? 1 : 0, clientId).changes > 0,
+    delete: async (clientId) => remove.run(clientId).changes > 0,
   };
 }

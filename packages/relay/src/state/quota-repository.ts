@@ -69,3 +69,17 @@ export function createQuotaRepository(db: Database): QuotaRepository {
     refund: (domain, recipients, windows) => refund.immediate(domain, recipients, windows),
   };
 }
+
+/**
+ * `QuotaRepository` over a database shared by several relay instances
+ * (`shared/shared-quota.ts`): the same contract, answered asynchronously. `refund` reports its
+ * own failures, since it runs after the message was already refused.
+ */
+export interface SharedQuotaRepository {
+  consume(
+    domain: string,
+    recipients: number,
+    windows: readonly QuotaWindow[],
+  ): Promise<QuotaWindow[] | undefined>;
+  refund(domain: string, recipients: number, windows: readonly QuotaWindow[]): void;
+}

@@ -137,7 +137,7 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
         ...built.labels,
       });
       const limits = domainConfig.limits ?? deps.config.current().default_domain_limits;
-      const refund = deps.quota.consume(envelope.domain, envelope.recipients.length, limits);
+      const refund = await deps.quota.consume(envelope.domain, envelope.recipients.length, limits);
       // Recipients count once accepted: a message that cannot be signed or queued gives its
       // share back, so a refused request never uses up the quota.
       try {

@@ -96,7 +96,7 @@ export function clientRoutes(app: RelayApp, { clients }: AppDeps): void {
       },
     },
     async (request) => {
-      clients.remove(request.params.client_id);
+      await clients.remove(request.params.client_id);
       return { ok: true as const };
     },
   );

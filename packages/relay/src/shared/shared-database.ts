@@ -1,0 +1,122 @@
+import { Kysely, type Migration, Migrator, MysqlDialect, sql } from "kysely";
+
+/**
+ * The shared state of several relay instances (`RELAY_DATABASE_URL`, MariaDB 10.6+ or MySQL 8).
+ * Booleans are 0/1, times epoch seconds or ISO 8601 text, as in the SQLite state database.
+ */
+export interface SharedSchema {
+  /** One row (`id` 1): the shared settings document and the change counters instances poll. */
+  relay_shared: {
+    id: number;
+    /** JSON: domains (key names, not paths), allowlist, rate limits; see shared-config-store.ts. */
+    settings: string;
+    settings_version: number;
+    clients_version: number;
+  };
+  /** DKIM private keys by name (the key file's base name on the instance that made it). */
+  relay_dkim_keys: { name: string; pem: string };
+  relay_clients: {
+    client_id: string;
+    name: string;
+    /** JSON array of domain names. */
+    domains: string;
+    active: number;
+    secret_hash: string;
+    created_at: string;
+  };
+  relay_quota_usage: {
+    domain: string;
+    period: string;
+    window_start: number;
+    recipients: number;
+  };
+}
+
+export type SharedDb = Kysely<SharedSchema>;
+
+/** Connections per instance: the quota transactions of concurrent sends, the refresh, the API. */
+const POOL_SIZE = 10;
+/** A connection attempt longer than this counts as "database unreachable". */
+const CONNECT_TIMEOUT_MS = 5_000;
+
+// NOTE: a server's default charset may be latin1 and its default engine MyISAM (no
+// transactions): every table states both.
+const TABLE_OPTIONS = sql`engine=InnoDB default charset=utf8mb4 collate=utf8mb4_bin`;
+
+/**
+ * The shared schema's history, applied by Kysely's migrator (which takes a lock, so instances
+ * booting together do not both run one). APPEND a migration to change it; never edit one.
+ */
+const MIGRATIONS: Record<string, Migration> = {
+  "0001-shared-state": {
+    async up(db) {
+      await db.schema
+        .createTable("relay_shared")
+        .addColumn("id", "integer", (c) => c.primaryKey())
+        .addColumn("settings", sql`mediumtext`, (c) => c.notNull())
+        .addColumn("settings_version", "bigint", (c) => c.notNull())
+        .addColumn("clients_version", "bigint", (c) => c.notNull())
+        .modifyEnd(TABLE_OPTIONS)
+        .execute();
+      await db.schema
+        .createTable("relay_dkim_keys")
+        .addColumn("name", "varchar(255)", (c) => c.primaryKey())
+        .addColumn("pem", "text", (c) => c.notNull())
+        .modifyEnd(TABLE_OPTIONS)
+        .execute();
+      await db.schema
+        .createTable("relay_clients")
+        .addColumn("client_id", "varchar(32)", (c) => c.primaryKey())
+        .addColumn("name", "text", (c) => c.notNull())
+        .addColumn("domains", "text", (c) => c.notNull())
+        .addColumn("active", "integer", (c) => c.notNull())
+        .addColumn("secret_hash", "varchar(100)", (c) => c.notNull())
+        .addColumn("created_at", "varchar(32)", (c) => c.notNull())
+        .modifyEnd(TABLE_OPTIONS)
+        .execute();
+      await db.schema
+        .createTable("relay_quota_usage")
+        .addColumn("domain", "varchar(253)", (c) => c.notNull())
+        .addColumn("period", "varchar(8)", (c) => c.notNull())
+        .addColumn("window_start", "bigint", (c) => c.notNull())
+        .addColumn("recipients", "integer", (c) => c.notNull())
+        .addPrimaryKeyConstraint("relay_quota_usage_pk", ["domain", "period", "window_start"])
+        .modifyEnd(TABLE_OPTIONS)
+        .execute();
+    },
+  },
+};
+
+/**
+ * Opens a pool on `url`, checks that the server answers and applies the pending migrations.
+ * mysql2 is loaded here, so an embedded relay never loads it.
+ */
+export async function openSharedDatabase(url: string): Promise<SharedDb> {
+  const { createPool } = await import("mysql2");
+  const db = new Kysely<SharedSchema>({
+    dialect: new MysqlDialect({
+      pool: createPool({
+        uri: url,
+        connectionLimit: POOL_SIZE,
+        connectTimeout: CONNECT_TIMEOUT_MS,
+        timezone: "Z",
+        charset: "utf8mb4_bin",
+      }),
+    }),
+  });
+  try {
+    await sql`select 1`.execute(db);
+    const migrator = new Migrator({
+      db,
+      provider: { getMigrations: async () => MIGRATIONS },
+      migrationTableName: "relay_migrations",
+      migrationLockTableName: "relay_migrations_lock",
+    });
+    const { error } = await migrator.migrateToLatest();
+    if (error) throw error;
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
+  return db;
+}

@@ -1,0 +1,116 @@
+import { type Logger, messageOf } from "@rd/common";
+import { sql } from "kysely";
+import { Errors } from "../errors.js";
+import type { QuotaWindow, SharedQuotaRepository } from "../state/quota-repository.js";
+import type { SharedDb } from "./shared-database.js";
+
+/** A transaction InnoDB chose as a deadlock victim is tried again this many times. */
+const DEADLOCK_RETRIES = 3;
+
+/** mysql2's errno of a deadlock (ER_LOCK_DEADLOCK) and of a lock wait timeout. */
+const RETRYABLE_ERRNOS = new Set([1213, 1205]);
+
+/** The send is refused whole when the shared database cannot count it (nothing accepted). */
+export function sharedDatabaseUnavailable(cause: unknown, logger: Logger): Error {
+  logger.error("the shared database did not answer", { error: messageOf(cause) });
+  return Errors.unavailable(
+    "the shared database is not reachable; nothing was accepted, retry later",
+  );
+}
+
+/**
+ * Domain quotas counted in the shared database, so N per hour is N across every instance.
+ * A charge locks the domain's counter rows of its windows (`SELECT … FOR UPDATE`, hour then day:
+ * one order for all, so two charges wait for each other instead of deadlocking), checks them
+ * and adds to them in one transaction: two instances never both see room for the last
+ * recipients. The rows are created beforehand with `INSERT IGNORE`, outside that transaction,
+ * so the transaction locks existing rows only and takes no gap lock.
+ */
+export function createSharedQuotaRepository(db: SharedDb, logger: Logger): SharedQuotaRepository {
+  const table = "relay_quota_usage" as const;
+
+  async function charge(domain: string, recipients: number, windows: readonly QuotaWindow[]) {
+    await db
+      .insertInto(table)
+      .ignore()
+      .values(
+        windows.map((w) => ({ domain, period: w.period, window_start: w.start, recipients: 0 })),
+      )
+      .execute();
+    return db.transaction().execute(async (trx) => {
+      const used: number[] = [];
+      for (const window of windows) {
+        const row = await trx
+          .selectFrom(table)
+          .select("recipients")
+          .where("domain", "=", domain)
+          .where("period", "=", window.period)
+          .where("window_start", "=", window.start)
+          .forUpdate()
+          .executeTakeFirst();
+        used.push(Number(row?.recipients ?? 0));
+      }
+      const full = windows.filter(
+        (window, index) => window.limit > 0 && (used[index] ?? 0) + recipients > window.limit,
+      );
+      if (full.length > 0) return full;
+      for (const window of windows) {
+        await trx
+          .updateTable(table)
+          .set({ recipients: sql`recipients + ${recipients}` })
+          .where("domain", "=", domain)
+          .where("period", "=", window.period)
+          .where("window_start", "=", window.start)
+          .execute();
+      }
+      return undefined;
+    });
+  }
+
+  /** Earlier windows of the domain; best effort, a later charge does it again. */
+  function prune(domain: string, windows: readonly QuotaWindow[]) {
+    for (const window of windows) {
+      db.deleteFrom(table)
+        .where("domain", "=", domain)
+        .where("period", "=", window.period)
+        .where("window_start", "<", window.start)
+        .execute()
+        .catch(() => undefined);
+    }
+  }
+
+  return {
+    async consume(domain, recipients, windows) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const full = await charge(domain, recipients, windows);
+          if (!full) prune(domain, windows);
+          return full;
+        } catch (error) {
+          const errno = (error as { errno?: number }).errno;
+          if (errno !== undefined && RETRYABLE_ERRNOS.has(errno) && attempt < DEADLOCK_RETRIES) {
+            continue;
+          }
+          throw sharedDatabaseUnavailable(error, logger);
+        }
+      }
+    },
+    refund(domain, recipients, windows) {
+      for (const window of windows) {
+        db.updateTable(table)
+          .set({ recipients: sql`greatest(recipients - ${recipients}, 0)` })
+          .where("domain", "=", domain)
+          .where("period", "=", window.period)
+          .where("window_start", "=", window.start)
+          .execute()
+          .catch((error: unknown) =>
+            logger.warn("a quota refund could not be written to the shared database", {
+              domain,
+              recipients,
+              error: messageOf(error),
+            }),
+          );
+      }
+    },
+  };
+}

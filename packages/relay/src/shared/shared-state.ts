@@ -1,0 +1,95 @@
+import { type Logger, messageOf } from "@rd/common";
+import type { RelayEnv } from "../config/env.js";
+import type { ConfigFile } from "../config/schema.js";
+import type { SharedQuotaRepository } from "../state/quota-repository.js";
+import { createSharedClients, type SharedClients } from "./shared-clients.js";
+import { createSharedConfigStore, type SharedConfigStore } from "./shared-config-store.js";
+import { openSharedDatabase } from "./shared-database.js";
+import { createSharedQuotaRepository } from "./shared-quota.js";
+
+/**
+ * How often an instance asks the database whether the settings or the clients changed (two
+ * counters, one primary-key read). A change made on another instance applies here within this
+ * period plus one read: well inside the 5 s the relay promises.
+ */
+export const SHARED_REFRESH_MS = 1_000;
+
+/** What several instances share through `RELAY_DATABASE_URL`. */
+export interface SharedState {
+  readonly config: SharedConfigStore;
+  readonly clients: SharedClients;
+  readonly quota: SharedQuotaRepository;
+  /** Stops the refresh and closes the pool. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the shared database (migrating it), imports the file's settings when it is empty, reads
+ * settings and clients, and keeps them current. Throws when the database cannot be reached.
+ */
+export async function openSharedState(deps: {
+  url: string;
+  file: ConfigFile;
+  env: RelayEnv;
+  logger: Logger;
+}): Promise<SharedState> {
+  const { logger } = deps;
+  const db = await openSharedDatabase(deps.url);
+  let config: SharedConfigStore;
+  let clients: SharedClients;
+  try {
+    config = await createSharedConfigStore({ db, file: deps.file, env: deps.env, logger });
+    clients = await createSharedClients(db);
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
+
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let failing = false;
+  let closed = false;
+
+  async function refresh(): Promise<void> {
+    try {
+      const row = await db
+        .selectFrom("relay_shared")
+        .select(["settings_version", "clients_version"])
+        .where("id", "=", 1)
+        .executeTakeFirstOrThrow();
+      await config.refresh(Number(row.settings_version));
+      await clients.refresh(Number(row.clients_version));
+      if (failing) logger.info("shared database reachable again; settings and clients current");
+      failing = false;
+    } catch (error) {
+      // The last settings and clients stay in force until the database answers again.
+      if (!failing) {
+        logger.warn("shared database unreachable: settings and clients are not refreshed", {
+          error: messageOf(error),
+        });
+      }
+      failing = true;
+    }
+  }
+
+  const schedule = () => {
+    if (closed) return;
+    timer = setTimeout(() => {
+      running = refresh().finally(schedule);
+    }, SHARED_REFRESH_MS);
+    timer.unref();
+  };
+  schedule();
+
+  return {
+    config,
+    clients,
+    quota: createSharedQuotaRepository(db, logger),
+    async close() {
+      closed = true;
+      clearTimeout(timer);
+      await running;
+      await db.destroy();
+    },
+  };
+}
