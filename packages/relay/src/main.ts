@@ -120,6 +120,14 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
     }),
   });
   try {
+    if (current.ledger_file) {
+      const culprit = env.ledgerFile
+        ? { where: "RELAY_LEDGER_FILE" }
+        : { where: env.configPath, field: "ledger_file" };
+      await bootStep(culprit, `cannot open the ledger file ${current.ledger_file}`, () =>
+        ledger.open(),
+      );
+    }
     return await assembleRelay({ env, logging, clock, config, db, ledger, shared });
   } catch (error) {
     // A boot that fails part-way (queue recovery, the SMTP certificate, the app) leaves nothing

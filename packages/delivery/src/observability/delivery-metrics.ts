@@ -54,10 +54,15 @@ export function createDeliveryMetrics(sources: DeliveryMetricsSources): Delivery
   }
   new Gauge({
     name: "delivery_codehost_rate_limit_remaining",
-    help: "Requests left in the code host's core rate limit (read at most every 30 s; NaN when unknown).",
+    help: "Requests left in the code host's core rate limit (read at most every 30 s; absent while unknown).",
+    // A label lets the sample be left out while the limit is unknown: an unlabelled gauge
+    // would read 0 ("exhausted") or NaN, which alerts on `< N` silently skip.
+    labelNames: ["resource"] as const,
     registers,
     async collect() {
-      this.set((await sources.rateLimitRemaining()) ?? Number.NaN);
+      this.reset();
+      const remaining = await sources.rateLimitRemaining();
+      if (remaining !== null) this.set({ resource: "core" }, remaining);
     },
   });
 

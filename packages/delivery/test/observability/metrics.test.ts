@@ -102,7 +102,9 @@ describe("GET /metrics after a release published through the code host", () => {
   });
 
   it("reads the code host's remaining rate limit", () => {
-    expect(value("delivery_codehost_rate_limit_remaining")).toBe(stub.state.rateLimit.remaining);
+    expect(value("delivery_codehost_rate_limit_remaining", { resource: "core" })).toBe(
+      stub.state.rateLimit.remaining,
+    );
   });
 
   it("counts the scheduler's rounds and the HTTP answers by route pattern", () => {
@@ -155,5 +157,15 @@ describe("access to GET /metrics", () => {
     // Open only where no API key is configured.
     t = await createTestApp("sqlite", { env: { API_KEY: undefined } });
     expect((await scrape()).statusCode).toBe(200);
+  });
+
+  it("leaves the rate-limit sample out while the code host cannot say it", async () => {
+    await t.close();
+    // Nothing listens on port 1: the limit stays unknown.
+    t = await createTestApp("sqlite", { env: { CODEHOST_API_URL: "http://127.0.0.1:1" } });
+    const text = (await scrape({ "x-api-key": TEST_API_KEY })).body;
+    expect(text).toContain("# TYPE delivery_codehost_rate_limit_remaining gauge");
+    expect(text).not.toMatch(/^delivery_codehost_rate_limit_remaining/m);
+    expect(text).not.toContain("NaN");
   });
 });

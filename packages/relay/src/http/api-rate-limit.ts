@@ -1,5 +1,5 @@
 import rateLimit, { type FastifyRateLimitStore } from "@fastify/rate-limit";
-import type { FastifyInstance, onRequestAsyncHookHandler } from "fastify";
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from "fastify";
 import { type ApiThrottle, THROTTLE_WINDOW_MS } from "../access/api-throttle.js";
 import { Errors } from "../errors.js";
 
@@ -10,12 +10,13 @@ import { Errors } from "../errors.js";
  * windows, timed by the service clock, which the SMTP port counts in too.
  *
  * The caller's address is `request.clientAddress`, set by the guard's allowlist hook; a request
- * without one (no peer) is not counted, as there is no key to count it by, nor is a request to a
- * route declaring `config.throttle: false` (probes must not make a healthy relay look down).
+ * without one (no peer) is not counted, as there is no key to count it by, nor is a request the
+ * guard's `exempt` lets through (probes must not make a healthy relay look down).
  */
 export async function registerApiRateLimit(
   app: FastifyInstance,
   throttle: ApiThrottle,
+  exempt: (request: FastifyRequest) => boolean,
 ): Promise<onRequestAsyncHookHandler> {
   class ThrottleStore implements FastifyRateLimitStore {
     incr(key: string, callback: (error: null, result: { current: number; ttl: number }) => void) {
@@ -32,9 +33,7 @@ export async function registerApiRateLimit(
     timeWindow: THROTTLE_WINDOW_MS,
     keyGenerator: (request) => (request.clientAddress ? throttle.keyOf(request.clientAddress) : ""),
     allowList: (request) =>
-      request.clientAddress === undefined ||
-      request.routeOptions.config.throttle === false ||
-      throttle.limit() <= 0,
+      request.clientAddress === undefined || throttle.limit() <= 0 || exempt(request),
     // The answer is the relay's own: 429 `{error: "rate_limited"}` with `Retry-After`, no more.
     addHeadersOnExceeding: {
       "x-ratelimit-limit": false,

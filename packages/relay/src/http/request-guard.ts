@@ -82,15 +82,25 @@ export async function installRequestGuard(
     );
     if (!gate.allows(request.clientAddress)) throw Errors.forbidden();
   });
-  app.addHook("onRequest", await registerApiRateLimit(app, deps.throttle));
+  const adminTokenValid = (request: FastifyRequest, bearer: boolean) => {
+    if (deps.authToken === undefined) return true;
+    const token = adminTokenOf(request, bearer);
+    return token !== undefined && safeEqual(token, deps.authToken);
+  };
+  // Not counted: routes that opt out, and a scrape of /metrics that passes its credential
+  // (Prometheus every 15 s must not spend an operator's allowance); a wrong token is counted,
+  // so the throttle still slows guessing.
+  const exempt = (request: FastifyRequest) => {
+    const { throttle, auth } = request.routeOptions.config;
+    return throttle === false || (auth === "metrics" && adminTokenValid(request, true));
+  };
+  app.addHook("onRequest", await registerApiRateLimit(app, deps.throttle, exempt));
   app.addHook("onRequest", async (request) => {
     // An unknown path is a 404 whoever asks.
     if (request.is404) return;
     const auth = request.routeOptions.config.auth ?? "admin";
     if (auth === "admin" || auth === "metrics") {
-      if (deps.authToken === undefined) return;
-      const token = adminTokenOf(request, auth === "metrics");
-      if (token === undefined || !safeEqual(token, deps.authToken)) throw Errors.unauthorized();
+      if (!adminTokenValid(request, auth === "metrics")) throw Errors.unauthorized();
     } else if (auth === "client" || auth === "client-or-open") {
       await authenticateClient(request, auth === "client-or-open");
     }

@@ -11,6 +11,8 @@ export const LEDGER_TARGET = "relay::ledger";
  */
 export interface Ledger {
   emit(event: LedgerEvent): void;
+  /** Opens the ledger file, if any: the boot fails on an unusable path instead of logging every write. */
+  open(): Promise<void>;
   /** Waits until every event emitted so far is in the file, then closes it. */
   close(): Promise<void>;
 }
@@ -50,6 +52,9 @@ export function createLedger(options: LedgerOptions): Ledger {
       last = file.append(line).catch((error: Error) => {
         options.errors.error("ledger file write failed", { error: error.message });
       });
+    },
+    async open() {
+      await file?.open();
     },
     async close() {
       await last;

@@ -7,6 +7,8 @@ export const ROTATED_GENERATIONS = 5;
 
 /** An append-only text file rotated by size; whole lines only, written in order. */
 export interface RotatingFile {
+  /** Opens the file now (creating its folder), so an unusable path fails here, not at a write. */
+  open(): Promise<void>;
   /** Appends `line` (which must end with a newline); resolves once it is written. */
   append(line: string): Promise<void>;
   /** Writes what is pending, then closes the file. */
@@ -84,6 +86,9 @@ export function createRotatingFile(path: string, maxBytes: number): RotatingFile
   };
 
   return {
+    async open() {
+      if (!handle) await openFile();
+    },
     append(line) {
       return new Promise<void>((resolve, reject) => {
         pending.push({ line, done: (error) => (error ? reject(error) : resolve()) });

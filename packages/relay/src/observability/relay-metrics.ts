@@ -109,11 +109,11 @@ export function createRelayMetrics(sources: RelayMetricsSources): RelayMetrics {
   return {
     ...service,
     observeLedger: (ledger) => ({
+      ...ledger,
       emit(event) {
         ledger.emit(event);
         observe(event);
       },
-      close: () => ledger.close(),
     }),
     observeSubmission: (submission) => ({
       submitFields: (client, fields) => countAccepted(submission.submitFields(client, fields)),

@@ -132,4 +132,19 @@ describe("per-IP API throttle", () => {
     expect((await get("/health")).statusCode).toBe(403);
     expect((await get("/docs")).statusCode).toBe(403);
   });
+
+  it("does not count a /metrics scrape with the token, but counts one without it", async () => {
+    const scrape = (headers: Record<string, string>) => get("/metrics", "192.0.2.10", headers);
+    for (let i = 0; i < 6; i++) {
+      expect((await scrape({ authorization: `Bearer ${ADMIN_TOKEN}` })).statusCode).toBe(200);
+      expect((await scrape({ "x-auth-token": ADMIN_TOKEN })).statusCode).toBe(200);
+    }
+    // The allowance is whole: three counted calls, then 429.
+    expect((await scrape({ authorization: "Bearer guess-1" })).statusCode).toBe(401);
+    expect((await scrape({ "x-auth-token": "guess-2" })).statusCode).toBe(401);
+    expect((await get(COUNTED)).statusCode).toBe(200);
+    expect((await scrape({ authorization: "Bearer guess-3" })).statusCode).toBe(429);
+    // The right token still passes while the address is throttled.
+    expect((await scrape({ authorization: `Bearer ${ADMIN_TOKEN}` })).statusCode).toBe(200);
+  });
 });

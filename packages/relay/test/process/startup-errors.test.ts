@@ -43,6 +43,29 @@ describe("the relay process refuses to start", () => {
     );
   });
 
+  it("with a ledger file it cannot open: names the field or the variable, exit 2", async () => {
+    const ledgerPath = join(aFile, "ledger.log");
+    await writeFile(
+      configPath,
+      JSON.stringify({ listen: `127.0.0.1:${await freePort()}`, ledger_file: ledgerPath }),
+    );
+    const byField = await runRelay(["serve"], { ...env, RELAY_DB: join(dir.path, "state") });
+    expect(byField.code).toBe(2);
+    expect(byField.stderr).toBe(
+      `relay: ${configPath}: field "ledger_file": cannot open the ledger file ${ledgerPath} ` +
+        `(EEXIST: file already exists, mkdir '${aFile}')\n`,
+    );
+    const byVariable = await runRelay(["serve"], {
+      ...env,
+      RELAY_DB: join(dir.path, "state"),
+      RELAY_LEDGER_FILE: ledgerPath,
+    });
+    expect(byVariable.code).toBe(2);
+    expect(byVariable.stderr).toMatch(
+      /^relay: RELAY_LEDGER_FILE: cannot open the ledger file .+\n$/,
+    );
+  });
+
   it("with RELAY_CONFIG under a regular file: names the file, exit 2", async () => {
     const path = join(aFile, "relay.json");
     const run = await runRelay(["serve"], { ...env, RELAY_CONFIG: path });
