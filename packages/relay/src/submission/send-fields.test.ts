@@ -148,3 +148,27 @@ describe("headers, tags and metadata of /send", () => {
     }
   });
 });
+
+describe("a /send that uses none of the new fields", () => {
+  // The literals are what the relay composed before cc, bcc, attachments … existed (checked
+  // against that commit's compose-message.ts); MailComposer's random boundary is masked.
+  it.each([
+    [
+      { from: "a@shop.test", to: ["b@dest.test"], subject: "Oi", text: "hello" },
+      "From: a@shop.test\r\nTo: b@dest.test\r\nSubject: Oi\r\nMessage-ID: <m1@shop.test>\r\nDate: Wed, 04 Mar 2026 05:06:07 +0000\r\nContent-Transfer-Encoding: 7bit\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nhello\r\n",
+    ],
+    [
+      {
+        from: "Loja Ñandú <vendas@shop.test>",
+        to: ["ana@dest.test", "Bia <bia@dest.test>"],
+        subject: "Relatório de março",
+        text: "Olá,\nsegue.",
+        html: "<p>Olá</p>",
+      },
+      'From: =?UTF-8?B?TG9qYSDDkWFuZMO6?= <vendas@shop.test>\r\nTo: ana@dest.test, Bia <bia@dest.test>\r\nSubject: =?UTF-8?B?UmVsYXTDs3JpbyBkZSBtYXLDp28=?=\r\nMessage-ID: <m1@shop.test>\r\nDate: Wed, 04 Mar 2026 05:06:07 +0000\r\nMIME-Version: 1.0\r\nContent-Type: multipart/alternative;\r\n boundary="B_1"\r\n\r\n--B_1\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\nOl=C3=A1,\r\nsegue.\r\n--B_1\r\nContent-Type: text/html; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n<p>Ol=C3=A1</p>\r\n--B_1--\r\n',
+    ],
+  ])("is composed byte for byte as before (%#)", async (fields, before) => {
+    const message = await composeMessage(validateSendFields(fields), identity);
+    expect(message.toString("latin1").replace(/--_NmP-[0-9a-f]+-Part/g, "B")).toBe(before);
+  });
+});

@@ -134,6 +134,29 @@ describe("/send refuses invalid cc, bcc, reply_to, headers, attachments, tags an
     });
   });
 
+  it("are described in the OpenAPI document's /send body", async () => {
+    const document = (await relay.app.inject({ method: "GET", url: "/openapi.json" })).json();
+    const schema = document.paths["/send"].post.requestBody.content["application/json"].schema;
+    expect(Object.keys(schema.properties)).toEqual(
+      expect.arrayContaining([
+        "cc",
+        "bcc",
+        "reply_to",
+        "headers",
+        "attachments",
+        "tags",
+        "metadata",
+      ]),
+    );
+    expect(schema.properties.attachments.items.required).toEqual([
+      "filename",
+      "content_type",
+      "content",
+    ]);
+    expect(schema.properties.tags).toMatchObject({ maxItems: 10, items: { maxLength: 64 } });
+    expect(schema.properties.metadata.additionalProperties).toEqual({ type: "string" });
+  });
+
   it("refuses a body over 5 MiB with 413, attachments included", async () => {
     const content = Buffer.alloc(4 * 1024 * 1024, 1).toString("base64");
     const response = await send({ attachments: [{ ...pdf, content }] });
