@@ -1,0 +1,130 @@
+import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { MARIADB, makeTempDir, serviceAvailable } from "@rd/common/test-kit";
+import { createConnection } from "mysql2/promise";
+import type { ConfigFile } from "../../src/config/schema.js";
+import { RelayProcess } from "../helpers/relay-process.js";
+
+const MARIADB_ROOT = `mysql://root@${MARIADB.host}:${MARIADB.port}`;
+
+/** Whether MariaDB is here; loud skip without it, a failure under CI=true. */
+export const mariadbAvailable = () => serviceAvailable(MARIADB);
+
+/** A database of the test's own on the local MariaDB, dropped at the end. */
+export interface TestSharedDatabase {
+  readonly url: string;
+  /** Runs one statement on it as root (to inspect or break the shared state). */
+  query<T = unknown>(statement: string, values?: unknown[]): Promise<T>;
+  drop(): Promise<void>;
+}
+
+export async function createSharedDatabase(): Promise<TestSharedDatabase> {
+  const name = `relay_test_${randomBytes(6).toString("hex")}`;
+  const admin = await createConnection(MARIADB_ROOT);
+  await admin.query(`CREATE DATABASE \`${name}\``);
+  return {
+    url: `${MARIADB_ROOT}/${name}`,
+    async query<T>(statement: string, values: unknown[] = []) {
+      await admin.query(`USE \`${name}\``);
+      const [rows] = await admin.query(statement, values);
+      return rows as T;
+    },
+    async drop() {
+      await admin.query(`DROP DATABASE IF EXISTS \`${name}\``);
+      await admin.end();
+    },
+  };
+}
+
+/** A relay process on the shared database, with its own folder, file and SQLite queue. */
+export interface SharedInstance {
+  readonly name: string;
+  readonly process: RelayProcess;
+  readonly dir: string;
+  /** `http://127.0.0.1:<port>` */
+  readonly base: string;
+  request(method: string, path: string, body?: unknown, auth?: string): Promise<Response>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** An RSA-2048 private key (PKCS#8 PEM) written 0600 in `dir`; returns its path. */
+export async function writeKey(dir: string, name: string): Promise<string> {
+  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  const path = join(dir, name);
+  await writeFile(path, privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
+  return path;
+}
+
+/**
+ * Starts `relay serve` on `url` as instance `name`: listening on a free loopback port, no admin
+ * token (admin endpoints and /send open), its own folder. `config` is its file (`listen` added);
+ * `env` adds variables (`RELAY_REDIS` for the asynchronous mode).
+ */
+export async function startInstance(
+  name: string,
+  url: string,
+  options: {
+    config?: (dir: string) => Promise<ConfigFile> | ConfigFile;
+    env?: Record<string, string>;
+  } = {},
+): Promise<SharedInstance> {
+  const temp = await makeTempDir(`relay-shared-${name}-`);
+  const config = { listen: "127.0.0.1:0", ...(await options.config?.(temp.path)) };
+  await writeFile(join(temp.path, "relay.json"), JSON.stringify(config));
+  const process = await RelayProcess.start({
+    RELAY_CONFIG: join(temp.path, "relay.json"),
+    RELAY_DATABASE_URL: url,
+    RELAY_INSTANCE: name,
+    ...options.env,
+  });
+  const listening = process
+    .records()
+    .map((record) => record.fields as { message?: string; listen?: string })
+    .find((fields) => fields.message === "relay listening");
+  const base = `http://${listening?.listen}`;
+  return {
+    name,
+    process,
+    dir: temp.path,
+    base,
+    request(method, path, body, auth) {
+      return fetch(`${base}${path}`, {
+        method,
+        headers: {
+          ...(body !== undefined && { "content-type": "application/json" }),
+          ...(auth && { authorization: `Basic ${Buffer.from(auth).toString("base64")}` }),
+        },
+        ...(body !== undefined && { body: JSON.stringify(body) }),
+      });
+    },
+    async stop(signal = "SIGTERM") {
+      const code = await process.stop(signal);
+      await temp.remove();
+      return code;
+    },
+  };
+}
+
+/** Polls `check` until it holds or `timeoutMs` passes; resolves with how long it took. */
+export async function within(
+  timeoutMs: number,
+  check: () => Promise<boolean>,
+  what: string,
+): Promise<number> {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started > timeoutMs) throw new Error(`not within ${timeoutMs} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return Date.now() - started;
+}
+
+/** A ready message from `from` to `to`, for `/send-raw`. */
+export function rawMessage(from: string, to: string): { from: string; to: string[]; raw: string } {
+  return {
+    from,
+    to: [to],
+    raw: `From: ${from}\r\nTo: ${to}\r\nSubject: shared\r\n\r\nhello\r\n`,
+  };
+}
