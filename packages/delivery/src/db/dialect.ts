@@ -1,4 +1,9 @@
-import { type ColumnDefinitionBuilder, type CreateTableBuilder, sql } from "kysely";
+import {
+  type ColumnDefinitionBuilder,
+  type CreateTableBuilder,
+  type Expression,
+  sql,
+} from "kysely";
 
 /** The two database engines the service runs on. */
 export type DialectKind = "sqlite" | "mysql";
@@ -15,6 +20,8 @@ export interface SqlDialect {
   ): CreateTableBuilder<TB, C>;
   /** A text column compared without regard to case (code-host names, emails). */
   caseInsensitive(column: ColumnDefinitionBuilder): ColumnDefinitionBuilder;
+  /** The type of a text column that may exceed 64 KiB (a JSON list of thousands of files). */
+  readonly largeText: "text" | Expression<unknown>;
 }
 
 const sqlite: SqlDialect = {
@@ -22,6 +29,7 @@ const sqlite: SqlDialect = {
   table: (builder) => builder,
   // NOTE: SQLite compares text byte-wise unless the column says otherwise.
   caseInsensitive: (column) => column.modifyEnd(sql`collate nocase`),
+  largeText: "text",
 };
 
 const mysql: SqlDialect = {
@@ -31,6 +39,8 @@ const mysql: SqlDialect = {
   table: (builder) =>
     builder.modifyEnd(sql`engine=InnoDB default charset=utf8mb4 collate=utf8mb4_unicode_ci`),
   caseInsensitive: (column) => column,
+  // NOTE: MySQL's TEXT stops at 64 KiB; MEDIUMTEXT holds 16 MiB.
+  largeText: sql`mediumtext`,
 };
 
 export function dialectFor(kind: DialectKind): SqlDialect {

@@ -58,6 +58,8 @@ export interface ReleaseHistoryTable {
   /** The claiming instance's token while `processing` (null on rows older than the column). */
   claim_token: string | null;
   processed_at: string | null;
+  /** JSON array of `{file, size, sha256}` (null on rows older than the column). */
+  files: string | null;
 }
 
 /** One row per storage location (provider, bucket, top folder): the repository that owns it. */

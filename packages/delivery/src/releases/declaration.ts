@@ -2,6 +2,7 @@ import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { parseDocument } from "yaml";
 import type { StorageProvider } from "../storage/object-store.js";
+import { isReservedDestination, RESERVED_NAMES } from "./reserved-names.js";
 
 /** The declaration file read at the root of each repository, at the release tag. */
 export const DECLARATION_FILE = ".delivery.yml";
@@ -231,6 +232,12 @@ function describeRuleErrors(declaration: Declaration): string[] {
       const sourceProblem = pathProblem(rule.source);
       if (sourceProblem) report(`${list}[${index}].source`, sourceProblem);
       checkPath(`${list}[${index}].destination`, rule.destination);
+      if (isReservedDestination(rule.destination)) {
+        report(
+          `${list}[${index}].destination`,
+          `${JSON.stringify(rule.destination)} is reserved: ${RESERVED_NAMES.join(", ")} are the checksums and manifest the service writes in each folder`,
+        );
+      }
       if (!rule.latest && !rule.versioned) {
         report(`${list}[${index}]`, "publishes nowhere: latest and versioned are both false");
       }

@@ -20,6 +20,14 @@ export const ProcessingTrigger = Type.Union([
 ]);
 export type ProcessingTrigger = Static<typeof ProcessingTrigger>;
 
+/** A file a processing published, with its checksum. */
+export const HistoryFile = Type.Object({
+  file: Type.String(),
+  size: Type.Integer(),
+  sha256: Type.String(),
+});
+export type HistoryFile = Static<typeof HistoryFile>;
+
 /** A history record: the wire schema and its type. */
 export const HistoryRecord = Type.Object({
   id: Type.Integer(),
@@ -30,6 +38,8 @@ export const HistoryRecord = Type.Object({
   files_count: Type.Integer(),
   total_bytes: Type.Integer(),
   errors: Type.Array(Type.String()),
+  /** The files published, each with its SHA-256 (empty for records older than checksums). */
+  files: Type.Array(HistoryFile),
   trigger: ProcessingTrigger,
   processed_at: Type.String(),
 });
@@ -57,6 +67,7 @@ export interface ProcessingOutcome {
   readonly filesCount: number;
   readonly totalBytes: number;
   readonly errors: readonly string[];
+  readonly files: readonly HistoryFile[];
   readonly processedAt: string;
 }
 
@@ -72,6 +83,7 @@ function toRecord(row: HistoryRow): HistoryRecord {
     files_count: Number(row.files_count),
     total_bytes: Number(row.total_bytes),
     errors: JSON.parse(row.errors) as string[],
+    files: row.files === null ? [] : (JSON.parse(row.files) as HistoryFile[]),
     trigger: row.triggered_by as ProcessingTrigger,
     processed_at: row.processed_at ?? row.claimed_at,
   };
@@ -184,6 +196,7 @@ export class HistoryRepository {
         files_count: outcome.filesCount,
         total_bytes: outcome.totalBytes,
         errors: JSON.stringify(outcome.errors),
+        files: JSON.stringify(outcome.files),
         processed_at: outcome.processedAt,
       })
       .where("id", "=", id)

@@ -6,6 +6,7 @@ import type { HistoryStatus } from "./history-repository.js";
 import type { ProcessingContext } from "./processing-context.js";
 import { planPublish } from "./publish-plan.js";
 import { pruneOldVersions, removeStaleLatest } from "./release-cleanup.js";
+import { writeManifests } from "./release-manifest.js";
 import { publishRelease } from "./release-publishing.js";
 import { joinParts, type ResultPart } from "./release-result.js";
 
@@ -19,8 +20,9 @@ export interface PipelineOutcome {
 
 /**
  * The stages of publishing a claimed release, in order: read `.delivery.yml` at the tag; plan
- * (latest or not, where, whose location); publish every file with retries; then, after a
- * complete publish, clean `latest/` and prune old versions. A stage that leaves nothing to
+ * (latest or not, where, whose location); publish every file with retries; write the
+ * checksums and manifest of each folder written to; then, after a complete publish, clean
+ * `latest/` and prune old versions. A stage that leaves nothing to
  * publish ends it `failed`; errors past planning make it `partial`. Stops before its next
  * write once `claimLost` aborts.
  */
@@ -41,8 +43,14 @@ export async function runPublishPipeline(
   const { provider } = plan.target.store;
 
   const publishing = await publishRelease(context, repository, release, plan, claimLost);
-  const published = [planning.part, ...publishing.parts];
-  if (publishing.stopped) return { status: "failed", parts: published, provider };
+  if (publishing.stopped) {
+    return { status: "failed", parts: [planning.part, ...publishing.parts], provider };
+  }
+  const manifests = await writeManifests(plan.target, publishing.files, {
+    repository: repository.fullName,
+    release,
+  });
+  const published = [planning.part, ...publishing.parts, manifests];
 
   const sofar = joinParts(published);
   const cleanup =

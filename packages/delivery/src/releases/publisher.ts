@@ -4,6 +4,7 @@ import { contentTypeFor } from "../storage/content-type.js";
 import type { ObjectStore, PutOptions } from "../storage/object-store.js";
 import type { PublishRule } from "./declaration.js";
 import { type ObjectTargets, type Placement, targetsFor } from "./destinations.js";
+import { DigestStream } from "./digest-stream.js";
 import { walkZipStream } from "./zip-entries.js";
 
 /** Where a release's files go: one bucket of one store, laid out by `placement`. */
@@ -20,7 +21,16 @@ export interface PublishedFile {
   /** What was published: the asset or doc name, or `<asset>/<entry path>` for zip entries. */
   readonly file: string;
   readonly size: number;
+  /** Hex SHA-256 of the bytes, computed while they streamed to storage. */
+  readonly sha256: string;
+  readonly contentType: string;
   readonly targets: ObjectTargets;
+}
+
+/** What one stream written to its targets amounted to. */
+interface Written {
+  readonly size: number;
+  readonly sha256: string;
 }
 
 export interface PublishedZip {
@@ -34,7 +44,8 @@ export interface PublishedZip {
 /**
  * Writes one stream to every key of `targets` at once (versioned and latest): the source is
  * read once and fed to both uploads, each pulling at its own pace (backpressure pauses the
- * source for the slower one). Resolves with the byte count; rejects with the first failure.
+ * source for the slower one). The bytes are counted and hashed on the way. Resolves with
+ * their count and SHA-256; rejects with the first failure.
  */
 async function putToTargets(
   target: PublishTarget,
@@ -42,13 +53,14 @@ async function putToTargets(
   source: Readable,
   contentType: string,
   contentLength?: number,
-): Promise<number> {
+): Promise<Written> {
   const keys = [targets.versionedKey, targets.latestKey].filter((key) => key !== null);
+  const digest = new DigestStream();
   const branches = keys.map(() => new PassThrough());
   // NOTE: one pipeline per branch, started before anything is awaited: from here on every
   // error of the source or a branch is handled, and any failure destroys the source, which
   // fails the other branch too (no upload completes from a source that broke off).
-  const feeding = branches.map((branch) => pipeline(source, branch));
+  const feeding = [pipeline(source, digest), ...branches.map((branch) => pipeline(digest, branch))];
   const storing = keys.map((key, index) => {
     const branch = branches[index] as PassThrough;
     return target.store
@@ -65,8 +77,7 @@ async function putToTargets(
   // The source's own error says more than the premature close it causes in the branches.
   const failure = [...fed, ...stored].find((outcome) => outcome.status === "rejected");
   if (failure) throw failure.reason;
-  const sizes = stored.map((outcome) => (outcome.status === "fulfilled" ? outcome.value.size : 0));
-  return Math.max(0, ...sizes);
+  return { size: digest.bytes, sha256: digest.sha256() };
 }
 
 function options(contentType: string, contentLength?: number): PutOptions {
@@ -82,8 +93,9 @@ export async function publishFile(
 ): Promise<PublishedFile> {
   const targets = targetsFor(rule, target.placement);
   const key = targets.versionedKey ?? targets.latestKey ?? rule.destination;
-  const size = await putToTargets(target, targets, source, contentTypeFor(key), contentLength);
-  return { file: rule.source, size, targets };
+  const contentType = contentTypeFor(key);
+  const written = await putToTargets(target, targets, source, contentType, contentLength);
+  return { file: rule.source, ...written, contentType, targets };
 }
 
 /**
@@ -98,14 +110,15 @@ export async function publishZip(
   const files: PublishedFile[] = [];
   const walk = await walkZipStream(source, target.tempDir, async (entry) => {
     const targets = targetsFor(rule, target.placement, entry.path);
-    const stored = await putToTargets(
+    const contentType = contentTypeFor(entry.path);
+    const written = await putToTargets(
       target,
       targets,
       await entry.open(),
-      contentTypeFor(entry.path),
+      contentType,
       entry.size,
     );
-    files.push({ file: `${rule.source}/${entry.path}`, size: stored, targets });
+    files.push({ file: `${rule.source}/${entry.path}`, ...written, contentType, targets });
   });
   return { size: walk.size, files, refused: walk.refused };
 }

@@ -5,10 +5,12 @@ import type { ProcessingContext } from "./processing-context.js";
 import { pruneVersions } from "./pruning.js";
 import type { PublishTarget } from "./publisher.js";
 import type { ProcessedFile, ResultPart } from "./release-result.js";
+import { RESERVED_NAMES } from "./reserved-names.js";
 
 /**
- * After a complete publish of the latest release, `latest/` holds exactly what it declared:
- * files an earlier release put there (a dropped asset, a page gone from a zip) are removed.
+ * After a complete publish of the latest release, `latest/` holds exactly what it declared (and
+ * its checksums and manifest): files an earlier release put there (a dropped asset, a page gone
+ * from a zip) are removed.
  */
 export async function removeStaleLatest(
   target: PublishTarget,
@@ -16,9 +18,11 @@ export async function removeStaleLatest(
 ): Promise<ResultPart> {
   const { deliveryUrl, folderName } = target.placement;
   const kept = new Set(written.map((file) => file.latest_url));
+  const prefix = `${folderName}/latest/`;
+  for (const name of RESERVED_NAMES) kept.add(objectUrl(deliveryUrl, prefix + name));
   try {
     const stale: string[] = [];
-    for await (const object of target.store.list(target.bucket, `${folderName}/latest/`)) {
+    for await (const object of target.store.list(target.bucket, prefix)) {
       if (!kept.has(objectUrl(deliveryUrl, object.key))) stale.push(object.key);
     }
     if (stale.length > 0) await target.store.delete(target.bucket, stale);

@@ -231,6 +231,7 @@ export class ReleaseProcessor {
       filesCount: processed.length,
       totalBytes: processed.reduce((sum, file) => sum + file.size, 0),
       errors,
+      files: processed.map(({ file, size, sha256 }) => ({ file, size, sha256 })),
       processedAt: clock.now().toISOString(),
     };
     const held = !claimLost.aborted && (await history.complete(claim.id, claim.token, outcome));
@@ -246,6 +247,7 @@ export class ReleaseProcessor {
       files_count: outcome.filesCount,
       total_bytes: outcome.totalBytes,
       errors: [...result.errors],
+      files: [...outcome.files],
       trigger,
       processed_at: outcome.processedAt,
     };

@@ -22,6 +22,8 @@ type PublishingContext = Pick<ProcessingContext, "host" | "clock" | "logger" | "
 /** What publishing the files of a release gave, in declaration order. */
 export interface Publishing {
   readonly parts: readonly ResultPart[];
+  /** Every file written, for the checksums and manifests of its folders. */
+  readonly files: readonly PublishedFile[];
   /** A download or storage failure (or the claim lost) stopped it: the release is `failed`. */
   readonly stopped: boolean;
 }
@@ -55,9 +57,16 @@ function processedEntry(target: PublishTarget, file: PublishedFile): ProcessedFi
   return {
     file: file.file,
     size: file.size,
+    sha256: file.sha256,
     versioned_url: objectUrl(target.placement.deliveryUrl, file.targets.versionedKey),
     latest_url: objectUrl(target.placement.deliveryUrl, file.targets.latestKey),
   };
+}
+
+/** One declared file's (or zip's) part of the result, and the files it wrote. */
+interface Published {
+  readonly part: ResultPart;
+  readonly files: readonly PublishedFile[];
 }
 
 function resolvedDestination(rule: PublishRule, placement: Placement): string {
@@ -71,10 +80,11 @@ async function publishArtifact(
   target: PublishTarget,
   artifact: ArtifactRule,
   claimLost: AbortSignal,
-): Promise<ResultPart> {
+): Promise<Published> {
   const asset = release.assets.find((candidate) => candidate.name === artifact.source);
   if (!asset) {
-    return { errors: [`artifact ${artifact.source}: no such asset in release ${release.tag}`] };
+    const missing = `artifact ${artifact.source}: no such asset in release ${release.tag}`;
+    return { part: { errors: [missing] }, files: [] };
   }
   // A lost claim cuts the download in flight: nothing of it is written.
   const download = () =>
@@ -86,7 +96,7 @@ async function publishArtifact(
     const zip = await attemptPublish(context, what, claimLost, async () =>
       publishZip(target, artifact, (await download()).body),
     );
-    return {
+    const part: ResultPart = {
       processed: zip.files.map((file) => processedEntry(target, file)),
       errors: zip.refused.map((refusal) => `${what}: ${refusal}`),
       artifacts: [
@@ -101,12 +111,13 @@ async function publishArtifact(
         },
       ],
     };
+    return { part, files: zip.files };
   }
   const file = await attemptPublish(context, what, claimLost, async () => {
     const { body, size } = await download();
     return publishFile(target, artifact, body, size ?? undefined);
   });
-  return {
+  const part: ResultPart = {
     processed: [processedEntry(target, file)],
     artifacts: [
       {
@@ -118,6 +129,7 @@ async function publishArtifact(
       },
     ],
   };
+  return { part, files: [file] };
 }
 
 async function publishDoc(
@@ -127,7 +139,7 @@ async function publishDoc(
   target: PublishTarget,
   doc: PublishRule,
   claimLost: AbortSignal,
-): Promise<ResultPart> {
+): Promise<Published> {
   const file = await attemptPublish(context, `doc ${doc.source}`, claimLost, async () => {
     const found = await context.host.getFileAtRef(
       repository.owner,
@@ -137,8 +149,13 @@ async function publishDoc(
     );
     return found ? publishFile(target, doc, found.body, found.size ?? undefined) : null;
   });
-  if (!file) return { errors: [`doc ${doc.source}: not found in the repository at ${tag}`] };
-  return {
+  if (!file) {
+    return {
+      part: { errors: [`doc ${doc.source}: not found in the repository at ${tag}`] },
+      files: [],
+    };
+  }
+  const part: ResultPart = {
     processed: [processedEntry(target, file)],
     documentation: [
       {
@@ -149,6 +166,7 @@ async function publishDoc(
       },
     ],
   };
+  return { part, files: [file] };
 }
 
 /**
@@ -165,6 +183,11 @@ export async function publishRelease(
 ): Promise<Publishing> {
   const { declaration, target } = plan;
   const parts: ResultPart[] = [];
+  const files: PublishedFile[] = [];
+  const keep = (published: Published) => {
+    parts.push(published.part);
+    files.push(...published.files);
+  };
   try {
     for (const batch of artifactBatches(declaration.artifacts, release)) {
       const settled = await Promise.allSettled(
@@ -173,18 +196,18 @@ export async function publishRelease(
         ),
       );
       // The parts of a batch are kept in declaration order, whatever finished first.
-      for (const outcome of settled) if (outcome.status === "fulfilled") parts.push(outcome.value);
+      for (const outcome of settled) if (outcome.status === "fulfilled") keep(outcome.value);
       const failure = settled.find((outcome) => outcome.status === "rejected");
       if (failure) throw failure.reason;
     }
     for (const doc of declaration.docs) {
-      parts.push(await publishDoc(context, repository, release.tag, target, doc, claimLost));
+      keep(await publishDoc(context, repository, release.tag, target, doc, claimLost));
     }
     // Nor is `latest/` cleaned nor are versions pruned under a claim no longer ours.
     throwIfLost(claimLost);
   } catch (error) {
     if (!(error instanceof PublishFailure)) throw error;
-    return { parts: [...parts, { errors: [error.message] }], stopped: true };
+    return { parts: [...parts, { errors: [error.message] }], files, stopped: true };
   }
-  return { parts, stopped: false };
+  return { parts, files, stopped: false };
 }

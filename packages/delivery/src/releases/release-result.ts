@@ -8,6 +8,8 @@ const NullableString = Type.Union([Type.String(), Type.Null()]);
 export const ProcessedFile = Type.Object({
   file: Type.String(),
   size: Type.Integer(),
+  /** Hex SHA-256 of the file's bytes (the line of `SHA256SUMS` and `manifest.json`). */
+  sha256: Type.String(),
   versioned_url: NullableString,
   latest_url: NullableString,
 });

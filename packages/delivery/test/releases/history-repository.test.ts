@@ -16,6 +16,7 @@ const outcome = (status: "success" | "partial" | "failed", minute: number) => ({
   filesCount: 2,
   totalBytes: 5_000_000_000,
   errors: status === "success" ? [] : ["something went wrong"],
+  files: [{ file: "a.bin", size: 5_000_000_000, sha256: "ab".repeat(32) }],
   processedAt: at(minute).toISOString(),
 });
 
@@ -155,6 +156,7 @@ for (const dialect of DIALECTS) {
           files_count: 2,
           total_bytes: 5_000_000_000,
           errors: ["something went wrong"],
+          files: [{ file: "a.bin", size: 5_000_000_000, sha256: "ab".repeat(32) }],
           trigger: "manual",
           processed_at: at(30).toISOString(),
         },

@@ -63,6 +63,7 @@ for (const dialect of DIALECTS) {
           files_count: 0,
           total_bytes: 0,
           errors: [GONE_REASON("acme/vanished")],
+          files: [],
           trigger: "scheduler",
           processed_at: h.clock.now().toISOString(),
         };

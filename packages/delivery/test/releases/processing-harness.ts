@@ -6,6 +6,7 @@ import type { Database } from "../../src/db/database.js";
 import { type HistoryRecord, HistoryRepository } from "../../src/releases/history-repository.js";
 import { LocationRepository } from "../../src/releases/location-repository.js";
 import { type ProcessingPolicy, ReleaseProcessor } from "../../src/releases/release-processor.js";
+import { RESERVED_NAMES } from "../../src/releases/reserved-names.js";
 import {
   type WatchedRepository,
   WatchedRepositoryStore,
@@ -54,8 +55,16 @@ export interface ProcessingHarness {
   }): ReleaseProcessor;
   /** Registers `owner/name` on the stub and in the database. */
   addRepository(fullName: string): Promise<WatchedRepository>;
-  /** Keys under `prefix` in a bucket of a store, sorted. */
-  keys(store: ObjectStore, bucket: string, prefix?: string): Promise<string[]>;
+  /**
+   * Keys under `prefix` in a bucket of a store, sorted; the checksums and manifests written in
+   * each folder (`SHA256SUMS`, `manifest.json`, …) are left out unless `withManifests`.
+   */
+  keys(
+    store: ObjectStore,
+    bucket: string,
+    prefix?: string,
+    options?: { withManifests?: boolean },
+  ): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -120,9 +129,12 @@ export async function createProcessingHarness(
       const [owner = "", name = ""] = fullName.split("/");
       return repos.add(owner, name, clock.now().toISOString());
     },
-    async keys(store, bucket, prefix = "") {
+    async keys(store, bucket, prefix = "", options = {}) {
       const found: string[] = [];
-      for await (const object of store.list(bucket, prefix)) found.push(object.key);
+      for await (const object of store.list(bucket, prefix)) {
+        const name = object.key.slice(object.key.lastIndexOf("/") + 1);
+        if (options.withManifests || !RESERVED_NAMES.includes(name)) found.push(object.key);
+      }
       return found.sort();
     },
     async close() {

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { text } from "node:stream/consumers";
@@ -50,6 +51,8 @@ describe("publishing release files", () => {
     expect(published).toEqual({
       file: "w.bin",
       size: 14,
+      sha256: createHash("sha256").update("binary-content").digest("hex"),
+      contentType: "application/octet-stream",
       targets: {
         versionedKey: "widget/2.1.0/bin/w-2.1.0.bin",
         latestKey: "widget/latest/bin/w-latest.bin",

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Readable } from "node:stream";
 import { text } from "node:stream/consumers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -43,6 +44,8 @@ publish:
 `;
 
 let siteZip: Buffer;
+
+const sha256 = (content: string) => createHash("sha256").update(content).digest("hex");
 
 describe("processing a release", () => {
   let h: ProcessingHarness;
@@ -103,30 +106,35 @@ describe("processing a release", () => {
         {
           file: "widget-linux.tar.gz",
           size: 12,
+          sha256: sha256("linux-binary"),
           versioned_url: url("widget/1.4.0/bin/widget-1.4.0-linux.tar.gz"),
           latest_url: url("widget/latest/bin/widget-latest-linux.tar.gz"),
         },
         {
           file: "site.zip/index.html",
           size: 15,
+          sha256: sha256("<h1>Widget</h1>"),
           versioned_url: url("widget/1.4.0/site/index.html"),
           latest_url: url("widget/latest/site/index.html"),
         },
         {
           file: "site.zip/assets/app.js",
           size: 14,
+          sha256: sha256("console.log(1)"),
           versioned_url: url("widget/1.4.0/site/assets/app.js"),
           latest_url: url("widget/latest/site/assets/app.js"),
         },
         {
           file: "docs/guide.md",
           size: 7,
+          sha256: sha256("# Guide"),
           versioned_url: url("widget/1.4.0/docs/guide.md"),
           latest_url: url("widget/latest/docs/guide.md"),
         },
         {
           file: "CHANGELOG.html",
           size: 14,
+          sha256: sha256("<p>changes</p>"),
           versioned_url: null,
           latest_url: url("widget/latest/changelog.html"),
         },
@@ -179,6 +187,7 @@ describe("processing a release", () => {
       files_count: 5,
       total_bytes: 12 + 15 + 14 + 7 + 14,
       errors: [],
+      files: processing.result.processed.map(({ file, size, sha256 }) => ({ file, size, sha256 })),
       trigger: "manual",
     });
     expect(await h.history.find(processing.record.id)).toEqual(processing.record);

@@ -251,6 +251,10 @@ describe("the release endpoints", () => {
       files_count: 2,
       total_bytes: 12 + 8,
       errors: [],
+      files: [
+        { file: "tool.bin", size: 12, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
+        { file: "README.md", size: 8, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
+      ],
       trigger: "manual",
       processed_at: expect.any(String),
     });
@@ -367,7 +371,8 @@ describe.skipIf(!mariadb)("two instances on one MariaDB database", () => {
         );
       }
       for (const [key, count] of puts) expect(count, key).toBe(1);
-      expect(puts.size).toBe(repos.length * 4);
+      // Two files to versioned and latest/, and each folder's SHA256SUMS and manifest.json.
+      expect(puts.size).toBe(repos.length * (4 + 4));
       const history = (
         await second.app.inject({ method: "GET", url: "/monitor/history", headers: KEY })
       ).json();

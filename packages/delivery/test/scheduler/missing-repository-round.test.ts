@@ -81,6 +81,7 @@ for (const dialect of DIALECTS) {
               files_count: 0,
               total_bytes: 0,
               errors: [REASON],
+              files: [],
               trigger: "scheduler",
               processed_at: "2026-01-15T12:00:00.000Z",
             },

@@ -5,6 +5,7 @@ import * as releaseHistory from "./0002-release-history.js";
 import * as notificationsAndLease from "./0003-notifications-and-scheduler-lease.js";
 import * as storageLocations from "./0004-storage-locations.js";
 import * as releaseClaimToken from "./0005-release-claim-token.js";
+import * as releaseHistoryFiles from "./0006-release-history-files.js";
 
 /** One versioned step of the schema. `up` receives the dialect helpers for what differs. */
 export interface VersionedMigration {
@@ -22,6 +23,7 @@ export const MIGRATIONS: readonly VersionedMigration[] = [
   { name: "0003-notifications-and-scheduler-lease", up: notificationsAndLease.up },
   { name: "0004-storage-locations", up: storageLocations.up },
   { name: "0005-release-claim-token", up: releaseClaimToken.up },
+  { name: "0006-release-history-files", up: releaseHistoryFiles.up },
 ];
 
 /**
