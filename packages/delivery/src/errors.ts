@@ -10,6 +10,12 @@ import { defineError } from "@rd/common";
 export const Unauthorized = defineError("unauthorized", 401, "Unauthorized");
 /** A logged-in user on an endpoint reserved to the API key. */
 export const ApiKeyRequired = defineError("api_key_required", 403, "API key required");
+/** A state-changing request sent by a page of another site (see http/cross-site-guard.ts). */
+export const CrossSiteRequest = defineError(
+  "cross_site_request",
+  403,
+  "Cross-site request refused",
+);
 
 // ---- Users ----
 

@@ -129,7 +129,14 @@ export async function startService(
       state: schedulerState,
       repos: new WatchedRepositoryStore(database.db),
       check: (repository) => services.releases.checkRepository(repository, "scheduler"),
-      onTick: (outcome) => services.metrics.schedulerTicked(outcome),
+      onTick: (outcome) => {
+        services.metrics.schedulerTicked(outcome);
+        services.monitor.publish({
+          type: "scheduler_round",
+          outcome,
+          at: clock.now().toISOString(),
+        });
+      },
     });
     scheduler.start();
     if (config.schedulerIntervalMinutes === 0) {

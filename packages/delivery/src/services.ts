@@ -3,6 +3,8 @@ import type { CodeHost } from "./codehost/code-host.js";
 import type { Config } from "./config.js";
 import type { Database } from "./db/database.js";
 import type { AppDeps } from "./http/app.js";
+import { MonitorEvents } from "./monitor/monitor-events.js";
+import { PublicationTracker } from "./monitor/publication-tracker.js";
 import { NotificationRepository } from "./notifications/notification-repository.js";
 import { NotificationService } from "./notifications/notification-service.js";
 import { telegramChannel } from "./notifications/telegram-client.js";
@@ -80,8 +82,11 @@ export function createServices(adapters: Adapters): AppDeps {
     clock,
     adapters.logging.forTarget("delivery::notifications"),
   );
+  const monitor = new MonitorEvents();
+  const publications = new PublicationTracker(monitor);
   const processor = new ReleaseProcessor({
-    host: adapters.codehost,
+    // Observed for the event stream's live progress (GET /monitor/events).
+    host: publications.observe(adapters.codehost),
     history,
     locations: new LocationRepository(database.db),
     storage,
@@ -89,7 +94,10 @@ export function createServices(adapters: Adapters): AppDeps {
     logger: adapters.logging.forTarget("delivery::releases"),
     tempDir: adapters.tempDir ?? spoolDirFor(config),
     policy: { staleClaimMs: config.releaseClaimLeaseSeconds * 1000 },
-    onFinished: (record) => notifications.releaseRecorded(record),
+    onFinished: (record) => {
+      publications.finished(record);
+      return notifications.releaseRecorded(record);
+    },
     onProcessed: (release) => metrics.releaseProcessed(release),
   });
   const releases = new ReleaseService(
@@ -124,6 +132,7 @@ export function createServices(adapters: Adapters): AppDeps {
       secret: config.hostingWebhookSecret,
     }),
     metrics,
+    monitor,
     readiness: createDeliveryReadiness(database, { local: storage.local, objectstore }),
   };
 }

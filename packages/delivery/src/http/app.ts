@@ -22,6 +22,7 @@ import {
   requestIdOptions,
 } from "@rd/common";
 import Fastify, { type FastifyInstance } from "fastify";
+import type { MonitorEvents } from "../monitor/monitor-events.js";
 import type { NotificationService } from "../notifications/notification-service.js";
 import type { DeliveryMetrics } from "../observability/delivery-metrics.js";
 import type { ReleaseService } from "../releases/release-service.js";
@@ -33,9 +34,12 @@ import type { TokenService } from "../users/token-service.js";
 import type { WebhookManager } from "../webhooks/webhook-manager.js";
 import type { WebhookReceiver } from "../webhooks/webhook-receiver.js";
 import { type AccessLevel, installAccessControl } from "./access-control.js";
+import { installCrossSiteGuard } from "./cross-site-guard.js";
 import { createErrorHandler, installErrorHandler } from "./error-handler.js";
 import { authRoutes } from "./routes/auth-routes.js";
+import { dashboardRoutes } from "./routes/dashboard-routes.js";
 import { docsRoutes } from "./routes/docs-routes.js";
+import { eventsRoutes } from "./routes/events-routes.js";
 import { filesRoutes } from "./routes/files-routes.js";
 import { generalRoutes } from "./routes/general-routes.js";
 import { metricsRoutes } from "./routes/metrics-routes.js";
@@ -74,6 +78,8 @@ export interface AppDeps {
   readonly webhooks: WebhookManager;
   /** `GET /metrics`; the HTTP counter is fed by every answer. */
   readonly metrics: DeliveryMetrics;
+  /** `GET /monitor/events`: publications and scheduler rounds, live. */
+  readonly monitor: MonitorEvents;
   /** `GET /ready`; main.ts marks it stopping when shutdown begins. */
   readonly readiness: Readiness;
 }
@@ -107,6 +113,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // First: refusals of access control are answered with an id, logged and counted too.
   observeHttp(app, { logger: log, metrics: deps.metrics });
   await app.register(cookie);
+  installCrossSiteGuard(app);
   installAccessControl(app, { apiKey: deps.apiKey, tokens: deps.tokens });
   await app.register(
     swagger,
@@ -144,6 +151,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(webhookReceiverRoutes, { receiver: deps.webhookReceiver });
   await app.register(webhooksRoutes, { webhooks: deps.webhooks });
   await app.register(notificationsRoutes, { notifications: deps.notifications });
+  await app.register(eventsRoutes, { monitor: deps.monitor });
+  await app.register(dashboardRoutes, { auth: deps.auth });
 
   await app.ready();
   return app;

@@ -28,6 +28,11 @@ export class AuthService {
     private readonly clock: Clock,
   ) {}
 
+  /** Whether registration without the API key is open: only while no user exists. */
+  async registrationOpen(): Promise<boolean> {
+    return (await this.users.count()) === 0;
+  }
+
   /**
    * Registers a user. With the API key anyone may be added; without it only the very first
    * user (bootstrap), atomically.

@@ -39,6 +39,10 @@ const SPECIFIED: Readonly<Record<string, Level>> = {
   "GET /docs/yaml": "public",
   "GET /metrics": "metrics",
   "GET /monitor/status": "public",
+  // The dashboard's page and scripts, and whether it may offer the first registration.
+  "GET /dashboard/": "public",
+  "GET /dashboard/:file": "public",
+  "GET /auth/registration": "public",
   "GET /files/*": "public",
   "POST /auth/register": "public",
   "POST /auth/login": "public",
@@ -57,6 +61,7 @@ const SPECIFIED: Readonly<Record<string, Level>> = {
   "GET /monitor/history": "user",
   "GET /monitor/history/:owner/:repo": "user",
   "GET /monitor/notifications": "user",
+  "GET /monitor/events": "user",
   "POST /monitor/repositories": "apiKey",
   "PATCH /monitor/repositories/:id": "apiKey",
   "DELETE /monitor/repositories/:id": "apiKey",

@@ -10,6 +10,25 @@ export interface GeneralRoutesOptions {
   readonly readiness: Readiness;
 }
 
+/**
+ * Whether a request asks for a page rather than JSON: `text/html` named in `Accept` and not
+ * ranked below `application/json` (browsers send `text/html,…,*\/*;q=0.8`, API clients
+ * `application/json` or `*\/*`).
+ */
+export function prefersHtml(accept: string | undefined): boolean {
+  const quality = (type: string) => {
+    for (const part of (accept ?? "").toLowerCase().split(",")) {
+      const [media, ...params] = part.split(";").map((piece) => piece.trim());
+      if (media !== type) continue;
+      const q = params.find((param) => param.startsWith("q="));
+      return q ? Number(q.slice(2)) || 0 : 1;
+    }
+    return -1;
+  };
+  const html = quality("text/html");
+  return html > 0 && html >= quality("application/json");
+}
+
 /** `GET /`, `GET /health`, `GET /ready` and `GET /openapi.json`: public. */
 export const generalRoutes: FastifyPluginAsyncTypebox<GeneralRoutesOptions> = async (
   app,
@@ -20,11 +39,17 @@ export const generalRoutes: FastifyPluginAsyncTypebox<GeneralRoutesOptions> = as
     {
       config: { access: "public" },
       schema: {
-        summary: "Welcome message and version",
-        response: { 200: Type.Object({ message: Type.String(), version: Type.String() }) },
+        summary: "Welcome message and version; browsers (Accept: text/html) go to the dashboard",
+        response: {
+          200: Type.Object({ message: Type.String(), version: Type.String() }),
+          302: { description: "To /dashboard/, for a request that prefers text/html" },
+        },
       },
     },
-    async () => ({ message: "Release-delivery service", version }),
+    async (request, reply) => {
+      if (prefersHtml(request.headers.accept)) return reply.redirect("/dashboard/");
+      return { message: "Release-delivery service", version };
+    },
   );
 
   app.get(
