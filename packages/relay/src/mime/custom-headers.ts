@@ -23,6 +23,7 @@ export const RESERVED_HEADERS = [
   "DKIM-Signature",
   "Return-Path",
   "Received",
+  "Received-SPF",
   "Authentication-Results",
   "ARC-Seal",
   "ARC-Message-Signature",
