@@ -41,6 +41,8 @@ export interface Config {
   readonly schedulerIntervalMinutes: number;
   /** A release claim older than this belongs to an instance presumed dead and is taken over. */
   readonly releaseClaimLeaseSeconds: number;
+  /** `Cache-Control: max-age` of `latest/` and prerelease channels (versioned files: a year). */
+  readonly latestMaxAgeSeconds: number;
   readonly telegram: {
     readonly botToken: string | undefined;
     readonly chatId: string | undefined;
@@ -67,6 +69,8 @@ export const DEFAULT_DOWNLOAD_IDLE_TIMEOUT_SECONDS = 60;
  */
 export const DEFAULT_RELEASE_CLAIM_LEASE_SECONDS = 30 * 60;
 const DAY_SECONDS = 24 * 60 * 60;
+/** Caches keep `latest/` five minutes: a new release reaches downloaders within that. */
+export const DEFAULT_LATEST_MAX_AGE_SECONDS = 300;
 const DEFAULT_TELEGRAM_API_URL = "https://api.telegram.org";
 /** S3 clients need a region even for S3-compatible servers that ignore it. */
 const DEFAULT_OBJECTSTORE_REGION = "us-east-1";
@@ -120,6 +124,11 @@ export const DELIVERY_ENVIRONMENT: readonly EnvironmentVariable[] = [
     name: "RELEASE_CLAIM_LEASE_SECONDS",
     about: "a dead instance's release claim is taken over after this",
     default: String(DEFAULT_RELEASE_CLAIM_LEASE_SECONDS),
+  },
+  {
+    name: "LATEST_MAX_AGE_SECONDS",
+    about: "Cache-Control max-age of latest/ and prerelease channels",
+    default: String(DEFAULT_LATEST_MAX_AGE_SECONDS),
   },
   { name: "TELEGRAM_BOT_TOKEN", about: "Telegram bot token, with the chat id" },
   { name: "TELEGRAM_CHAT_ID", about: "Telegram chat that receives notifications" },
@@ -268,6 +277,13 @@ export function loadConfig(env: Env): Config {
       DEFAULT_RELEASE_CLAIM_LEASE_SECONDS,
       1,
       7 * DAY_SECONDS,
+    ),
+    latestMaxAgeSeconds: integer(
+      env,
+      "LATEST_MAX_AGE_SECONDS",
+      DEFAULT_LATEST_MAX_AGE_SECONDS,
+      0,
+      365 * DAY_SECONDS,
     ),
     telegram: {
       botToken,

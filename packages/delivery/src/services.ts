@@ -93,7 +93,10 @@ export function createServices(adapters: Adapters): AppDeps {
     clock,
     logger: adapters.logging.forTarget("delivery::releases"),
     tempDir: adapters.tempDir ?? spoolDirFor(config),
-    policy: { staleClaimMs: config.releaseClaimLeaseSeconds * 1000 },
+    policy: {
+      staleClaimMs: config.releaseClaimLeaseSeconds * 1000,
+      latestMaxAgeSeconds: config.latestMaxAgeSeconds,
+    },
     onFinished: (record) => {
       publications.finished(record);
       return notifications.releaseRecorded(record);
@@ -120,6 +123,7 @@ export function createServices(adapters: Adapters): AppDeps {
     releases,
     localFilesRoot: storage.local.root,
     filesInlineActiveContent: config.filesInlineActiveContent,
+    latestMaxAgeSeconds: config.latestMaxAgeSeconds,
     notifications,
     webhookReceiver: new WebhookReceiver({
       secret: config.hostingWebhookSecret,

@@ -28,6 +28,7 @@ describe("configuration from the environment", () => {
       filesInlineActiveContent: false,
       schedulerIntervalMinutes: 10,
       releaseClaimLeaseSeconds: 1800,
+      latestMaxAgeSeconds: 300,
       telegram: { botToken: undefined, chatId: undefined, apiUrl: "https://api.telegram.org" },
       logFilter: undefined,
     });
@@ -53,6 +54,7 @@ describe("configuration from the environment", () => {
       SCHEDULER_INTERVAL_MINUTES: "0",
       CODEHOST_DOWNLOAD_IDLE_TIMEOUT_SECONDS: "5",
       RELEASE_CLAIM_LEASE_SECONDS: "120",
+      LATEST_MAX_AGE_SECONDS: "60",
       TELEGRAM_BOT_TOKEN: "bot",
       TELEGRAM_CHAT_ID: "-100",
       TELEGRAM_API_URL: "http://127.0.0.1:8999",
@@ -81,6 +83,7 @@ describe("configuration from the environment", () => {
       filesInlineActiveContent: true,
       schedulerIntervalMinutes: 0,
       releaseClaimLeaseSeconds: 120,
+      latestMaxAgeSeconds: 60,
       telegram: { botToken: "bot", chatId: "-100", apiUrl: "http://127.0.0.1:8999" },
       logFilter: "warn,delivery::http=debug",
     });
@@ -135,6 +138,8 @@ describe("configuration from the environment", () => {
     ["RELEASE_CLAIM_LEASE_SECONDS", { RELEASE_CLAIM_LEASE_SECONDS: "0" }],
     ["RELEASE_CLAIM_LEASE_SECONDS", { RELEASE_CLAIM_LEASE_SECONDS: "1e3" }],
     ["RELEASE_CLAIM_LEASE_SECONDS", { RELEASE_CLAIM_LEASE_SECONDS: "604801" }],
+    ["LATEST_MAX_AGE_SECONDS", { LATEST_MAX_AGE_SECONDS: "-1" }],
+    ["LATEST_MAX_AGE_SECONDS", { LATEST_MAX_AGE_SECONDS: "31536001" }],
     ["TELEGRAM_CHAT_ID", { TELEGRAM_BOT_TOKEN: "bot" }],
     ["TELEGRAM_BOT_TOKEN", { TELEGRAM_CHAT_ID: "1" }],
     ["TELEGRAM_API_URL", { TELEGRAM_API_URL: "telegram" }],

@@ -73,6 +73,8 @@ export interface AppDeps {
   readonly localFilesRoot: string;
   /** `FILES_INLINE_ACTIVE_CONTENT`: HTML, SVG, JavaScript… under `/files` not sent as downloads. */
   readonly filesInlineActiveContent: boolean;
+  /** `LATEST_MAX_AGE_SECONDS`: how long caches keep `latest/` under `/files`. */
+  readonly latestMaxAgeSeconds: number;
   readonly notifications: NotificationService;
   readonly webhookReceiver: WebhookReceiver;
   readonly webhooks: WebhookManager;
@@ -147,6 +149,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(filesRoutes, {
     root: deps.localFilesRoot,
     inlineActiveContent: deps.filesInlineActiveContent,
+    latestMaxAgeSeconds: deps.latestMaxAgeSeconds,
   });
   await app.register(webhookReceiverRoutes, { receiver: deps.webhookReceiver });
   await app.register(webhooksRoutes, { webhooks: deps.webhooks });

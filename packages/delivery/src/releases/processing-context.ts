@@ -1,6 +1,6 @@
 import type { Clock, Logger } from "@rd/common";
 import type { ReleaseSource, RepositoryLookup } from "../codehost/code-host.js";
-import { DEFAULT_RELEASE_CLAIM_LEASE_SECONDS } from "../config.js";
+import { DEFAULT_LATEST_MAX_AGE_SECONDS, DEFAULT_RELEASE_CLAIM_LEASE_SECONDS } from "../config.js";
 import type { StorageProviders } from "../storage/storage-providers.js";
 import type { LocationClaim, StorageLocation } from "./location-repository.js";
 
@@ -17,6 +17,8 @@ export interface ProcessingPolicy {
   readonly retryDelaysMs: readonly number[];
   /** `.delivery.yml` larger than this is refused (it is read into memory to parse). */
   readonly maxDeclarationBytes: number;
+  /** `max-age` of the objects of `latest/` and prerelease channels (LATEST_MAX_AGE_SECONDS). */
+  readonly latestMaxAgeSeconds: number;
 }
 
 export const DEFAULT_PROCESSING_POLICY: ProcessingPolicy = {
@@ -25,6 +27,7 @@ export const DEFAULT_PROCESSING_POLICY: ProcessingPolicy = {
   // A fresh signed URL is asked for on every attempt.
   retryDelaysMs: [1_000, 5_000],
   maxDeclarationBytes: 256 * 1024,
+  latestMaxAgeSeconds: DEFAULT_LATEST_MAX_AGE_SECONDS,
 };
 
 /** Who may publish where: a location belongs to the first repository that publishes there. */

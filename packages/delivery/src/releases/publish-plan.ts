@@ -1,6 +1,7 @@
 import { messageOf } from "@rd/common";
 import type { CodeHostRelease } from "../codehost/code-host.js";
 import type { WatchedRepository } from "../repositories/watched-repository-store.js";
+import { floatingCacheControl as floatingCacheControlOf } from "../storage/cache-control.js";
 import { isBucketName } from "../storage/object-store.js";
 import { DECLARATION_FILE, type Declaration } from "./declaration.js";
 import { type Placement, targetsFor } from "./destinations.js";
@@ -28,7 +29,7 @@ export type Planning =
 
 type PlanningContext = Pick<
   ProcessingContext,
-  "host" | "locations" | "storage" | "clock" | "tempDir"
+  "host" | "locations" | "storage" | "clock" | "tempDir" | "policy"
 >;
 
 function hasLatestRules(declaration: Declaration): boolean {
@@ -75,7 +76,8 @@ function targetFor(
   } catch (error) {
     return messageOf(error);
   }
-  return { store, bucket, placement, tempDir };
+  const floatingCacheControl = floatingCacheControlOf(context.policy.latestMaxAgeSeconds);
+  return { store, bucket, placement, tempDir, floatingCacheControl };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { PassThrough, type Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { IMMUTABLE_CACHE_CONTROL } from "../storage/cache-control.js";
 import { contentTypeFor } from "../storage/content-type.js";
 import type { ObjectStore, PutOptions } from "../storage/object-store.js";
 import type { PublishRule } from "./declaration.js";
@@ -14,6 +15,8 @@ export interface PublishTarget {
   readonly placement: Placement;
   /** Folder for zip archives while their entries are read. */
   readonly tempDir: string;
+  /** `Cache-Control` of the objects of `latest/` (or a channel), which change with releases. */
+  readonly floatingCacheControl: string;
 }
 
 /** One object (or pair of objects: versioned and latest) written to storage. */
@@ -54,21 +57,27 @@ async function putToTargets(
   contentType: string,
   contentLength?: number,
 ): Promise<Written> {
-  const keys = [targets.versionedKey, targets.latestKey].filter((key) => key !== null);
+  const keys = [
+    { key: targets.versionedKey, cacheControl: IMMUTABLE_CACHE_CONTROL },
+    { key: targets.latestKey, cacheControl: target.floatingCacheControl },
+  ].filter((entry): entry is { key: string; cacheControl: string } => entry.key !== null);
   const digest = new DigestStream();
   const branches = keys.map(() => new PassThrough());
   // NOTE: one pipeline per branch, started before anything is awaited: from here on every
   // error of the source or a branch is handled, and any failure destroys the source, which
   // fails the other branch too (no upload completes from a source that broke off).
   const feeding = [pipeline(source, digest), ...branches.map((branch) => pipeline(digest, branch))];
-  const storing = keys.map((key, index) => {
+  const storing = keys.map(({ key, cacheControl }, index) => {
     const branch = branches[index] as PassThrough;
-    return target.store
-      .put(target.bucket, key, branch, options(contentType, contentLength))
-      .catch((error: unknown) => {
-        branch.destroy(error as Error);
-        throw error;
-      });
+    const options: PutOptions = {
+      contentType,
+      cacheControl,
+      ...(contentLength === undefined ? {} : { contentLength }),
+    };
+    return target.store.put(target.bucket, key, branch, options).catch((error: unknown) => {
+      branch.destroy(error as Error);
+      throw error;
+    });
   });
   const [stored, fed] = await Promise.all([
     Promise.allSettled(storing),
@@ -78,10 +87,6 @@ async function putToTargets(
   const failure = [...fed, ...stored].find((outcome) => outcome.status === "rejected");
   if (failure) throw failure.reason;
   return { size: digest.bytes, sha256: digest.sha256() };
-}
-
-function options(contentType: string, contentLength?: number): PutOptions {
-  return contentLength === undefined ? { contentType } : { contentType, contentLength };
 }
 
 /** Publishes one file (a binary asset or a doc) under the rule's destinations. */

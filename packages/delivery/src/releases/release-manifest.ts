@@ -1,6 +1,8 @@
 import { Readable } from "node:stream";
 import { messageOf } from "@rd/common";
 import type { CodeHostRelease } from "../codehost/code-host.js";
+import { IMMUTABLE_CACHE_CONTROL } from "../storage/cache-control.js";
+import { contentTypeFor } from "../storage/content-type.js";
 import { objectUrl, versionOf } from "./destinations.js";
 import type { PublishedFile, PublishTarget } from "./publisher.js";
 import type { ResultPart } from "./release-result.js";
@@ -88,11 +90,12 @@ async function putText(
   target: PublishTarget,
   key: string,
   body: Buffer,
-  contentType: string,
+  cacheControl: string,
 ): Promise<void> {
   await target.store.put(target.bucket, key, Readable.from([body]), {
-    contentType,
+    contentType: contentTypeFor(key),
     contentLength: body.length,
+    cacheControl,
   });
 }
 
@@ -120,11 +123,13 @@ export async function writeManifests(
       files: entries,
     };
     const prefix = `${folderName}/${folder}/`;
+    const cacheControl =
+      manifest.channel === null ? IMMUTABLE_CACHE_CONTROL : target.floatingCacheControl;
     try {
       const sums = Buffer.from(checksumLines(entries));
-      await putText(target, prefix + CHECKSUMS_FILE, sums, "text/plain; charset=utf-8");
+      await putText(target, prefix + CHECKSUMS_FILE, sums, cacheControl);
       const json = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`);
-      await putText(target, prefix + MANIFEST_FILE, json, "application/json");
+      await putText(target, prefix + MANIFEST_FILE, json, cacheControl);
     } catch (error) {
       errors.push(`writing the checksums and manifest of ${prefix} failed: ${messageOf(error)}`);
     }

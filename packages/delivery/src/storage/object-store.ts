@@ -8,6 +8,11 @@ export interface PutOptions {
   readonly contentType: string;
   /** Byte length when known in advance (lets S3 skip multipart for small bodies). */
   readonly contentLength?: number;
+  /**
+   * `Cache-Control` stored with the object (S3 metadata). Local storage keeps none: `/files`
+   * derives the same value from the key (see `http/routes/files-routes.ts`).
+   */
+  readonly cacheControl?: string;
 }
 
 export interface StoredObject {

@@ -95,6 +95,7 @@ export class S3ObjectStore implements ObjectStore {
           Key: key,
           Body: counted,
           ContentType: options.contentType,
+          ...(options.cacheControl === undefined ? {} : { CacheControl: options.cacheControl }),
           ...(options.contentLength === undefined ? {} : { ContentLength: options.contentLength }),
         },
         partSize: PART_SIZE,

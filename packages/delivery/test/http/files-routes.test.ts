@@ -34,7 +34,7 @@ describe("GET /files/<bucket>/<key>", () => {
     await mkdir(join(root, ".incoming"), { recursive: true });
     await writeFile(join(root, ".incoming", "partial"), "PARTIAL-CONTENT-MUST-NOT-LEAK");
     app = Fastify();
-    await app.register(filesRoutes, { root, inlineActiveContent: false });
+    await app.register(filesRoutes, { root, inlineActiveContent: false, latestMaxAgeSeconds: 300 });
     await app.ready();
   });
   afterAll(async () => {
@@ -159,6 +159,7 @@ describe("GET /files/<bucket>/<key>", () => {
       await app.register(filesRoutes, {
         root: join(dir.path, "files"),
         inlineActiveContent: false,
+        latestMaxAgeSeconds: 300,
       });
       await app.listen({ host: "127.0.0.1", port: 0 });
       port = (app.server.address() as AddressInfo).port;
@@ -230,7 +231,11 @@ describe("/files keeps published content away from the service's origin", () => 
   async function serve(inlineActiveContent: boolean): Promise<FastifyInstance> {
     const app = Fastify();
     apps.push(app);
-    await app.register(filesRoutes, { root: join(dir.path, "files"), inlineActiveContent });
+    await app.register(filesRoutes, {
+      root: join(dir.path, "files"),
+      inlineActiveContent,
+      latestMaxAgeSeconds: 300,
+    });
     await app.ready();
     return app;
   }

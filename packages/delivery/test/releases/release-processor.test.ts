@@ -565,10 +565,10 @@ docs:
       "cloud-app/latest/app-latest.bin",
     ]);
     const readme = await readPublished(h.objectstore, "downloads", "cloud-app/2026.1/README.md");
-    expect(readme?.contentType).toBe("text/markdown");
+    expect(readme?.contentType).toBe("text/markdown; charset=utf-8");
     expect(await text(readme?.body as Readable)).toBe("# Cloud");
     const html = await readPublished(h.objectstore, "downloads", "cloud-app/2026.1/web/index.html");
-    expect(html?.contentType).toBe("text/html");
+    expect(html?.contentType).toBe("text/html; charset=utf-8");
   });
 
   it("fails when the declared provider is not configured", async () => {

@@ -98,7 +98,7 @@ describe("the local object store", () => {
       contentType: "text/markdown",
     });
     expect((await readPublished(store, "site", "docs/guide.md"))?.contentType).toBe(
-      "text/markdown",
+      "text/markdown; charset=utf-8",
     );
   });
 

@@ -2,6 +2,8 @@ import { mkdir } from "node:fs/promises";
 import fastifyStatic from "@fastify/static";
 import type {} from "@fastify/swagger";
 import type { FastifyPluginAsync, FastifySchema } from "fastify";
+import { floatingCacheControl, IMMUTABLE_CACHE_CONTROL } from "../../storage/cache-control.js";
+import { contentTypeFor } from "../../storage/content-type.js";
 import { isBucketName, keyProblem } from "../../storage/object-store.js";
 import { setScopeAccess } from "../access-control.js";
 
@@ -10,6 +12,8 @@ export interface FilesRoutesOptions {
   readonly root: string;
   /** `FILES_INLINE_ACTIVE_CONTENT`: serve active content inline rather than as a download. */
   readonly inlineActiveContent: boolean;
+  /** `LATEST_MAX_AGE_SECONDS`: `Cache-Control` max-age of `latest/`. */
+  readonly latestMaxAgeSeconds: number;
 }
 
 /**
@@ -71,6 +75,20 @@ const FILES_DOCUMENT: FastifySchema = {
   },
 };
 
+/** The answers that are the file (or its headers): they carry its type and cache policy. */
+const FILE_STATUSES: ReadonlySet<number> = new Set([200, 206, 304]);
+
+/**
+ * `Cache-Control` of a published key (`<folder>/<version>/…` or `<folder>/latest/…`), the value
+ * the object store keeps as metadata: a version folder never changes, `latest/` does. A key
+ * outside that layout is not known to be immutable.
+ */
+export function cacheControlOfKey(key: string, latestMaxAgeSeconds: number): string {
+  const segments = key.split("/");
+  const versioned = segments.length >= 3 && segments[1] !== "latest";
+  return versioned ? IMMUTABLE_CACHE_CONTROL : floatingCacheControl(latestMaxAgeSeconds);
+}
+
 /**
  * Whether a decoded request path names an object: a bucket then a safe key. Anything else
  * (`..`, backslashes, NUL, dot-folders such as the store's `.incoming`) is answered 404 before
@@ -91,7 +109,7 @@ function isServablePath(pathname: string): boolean {
  */
 export const filesRoutes: FastifyPluginAsync<FilesRoutesOptions> = async (
   app,
-  { root, inlineActiveContent },
+  { root, inlineActiveContent, latestMaxAgeSeconds },
 ) => {
   await mkdir(root, { recursive: true });
   // Published files are public, like the object store's own URLs.
@@ -102,8 +120,15 @@ export const filesRoutes: FastifyPluginAsync<FilesRoutesOptions> = async (
       swaggerTransform: () => ({ url: "/files/{bucket}/{key}", schema: FILES_DOCUMENT }),
     };
   });
-  app.addHook("onSend", async (_request, reply, payload) => {
+  app.addHook("onSend", async (request, reply, payload) => {
     reply.headers(FILES_SECURITY_HEADERS);
+    if (FILE_STATUSES.has(reply.statusCode)) {
+      // `*` is `<bucket>/<key>`, decoded; the same table as the object store's metadata.
+      const path = (request.params as { "*"?: string })["*"] ?? "";
+      const key = path.slice(path.indexOf("/") + 1);
+      reply.header("cache-control", cacheControlOfKey(key, latestMaxAgeSeconds));
+      if (reply.statusCode !== 304) reply.header("content-type", contentTypeFor(key));
+    }
     const contentType = reply.getHeader("content-type");
     // Belt and braces beside the sandbox: active content is downloaded, never opened here.
     if (!inlineActiveContent && typeof contentType === "string" && isActiveContent(contentType)) {
@@ -121,6 +146,8 @@ export const filesRoutes: FastifyPluginAsync<FilesRoutesOptions> = async (
     dotfiles: "allow",
     etag: true,
     lastModified: true,
+    // Set per key by the hook above.
+    cacheControl: false,
     acceptRanges: true,
     allowedPath: (pathname) => isServablePath(pathname),
   });
