@@ -2,7 +2,7 @@ import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { parseDocument } from "yaml";
 import type { StorageProvider } from "../storage/object-store.js";
-import { isReservedDestination, RESERVED_NAMES } from "./reserved-names.js";
+import { isReservedDestination, LATEST_FOLDER, RESERVED_NAMES } from "./reserved-names.js";
 
 /** The declaration file read at the root of each repository, at the release tag. */
 export const DECLARATION_FILE = ".delivery.yml";
@@ -54,6 +54,7 @@ const DeclarationSchema = Type.Object(
           auto_latest: Type.Optional(Flag),
           preserve_versions: Type.Optional(Flag),
           max_versions: Type.Optional(Type.Integer({ minimum: 1 })),
+          prerelease_channel: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
         },
         { additionalProperties: false },
       ),
@@ -96,6 +97,8 @@ export interface Declaration {
     readonly preserveVersions: boolean;
     /** Versioned folders kept after a publish; null keeps them all. */
     readonly maxVersions: number | null;
+    /** Folder that follows the newest prerelease the way `latest/` follows releases; null: none. */
+    readonly prereleaseChannel: string | null;
   };
 }
 
@@ -154,6 +157,7 @@ export function parseDeclaration(text: string, defaults: DeclarationDefaults): D
       autoLatest,
       preserveVersions: valid.publish?.preserve_versions ?? true,
       maxVersions: valid.publish?.max_versions ?? null,
+      prereleaseChannel: valid.publish?.prerelease_channel ?? null,
     },
   };
   const errors = describeRuleErrors(declaration);
@@ -223,6 +227,9 @@ function describeRuleErrors(declaration: Declaration): string[] {
       ? `must be a single folder name, without "/" (got ${JSON.stringify(folderName)})`
       : segmentProblem(folderName));
   if (folderProblem) report("storage.folder_name", folderProblem);
+  const channel = declaration.publish.prereleaseChannel;
+  const channelProblem = channel === null ? null : prereleaseChannelProblem(channel);
+  if (channelProblem) report("publish.prerelease_channel", channelProblem);
   const rules: Array<[string, readonly PublishRule[]]> = [
     ["artifacts", declaration.artifacts],
     ["docs", declaration.docs],
@@ -244,6 +251,27 @@ function describeRuleErrors(declaration: Declaration): string[] {
     });
   }
   return errors;
+}
+
+/** A name that could be a version folder: `1.2`, `v2`, `2026.01`. */
+const VERSION_LIKE = /^v?\d/i;
+
+/**
+ * Why a prerelease channel cannot be a folder beside the versions, or null: one folder name,
+ * neither `latest` nor anything a version folder could be called.
+ */
+function prereleaseChannelProblem(channel: string): string | null {
+  const shown = JSON.stringify(channel);
+  if (channel.includes("/")) return `must be a single folder name, without "/" (got ${shown})`;
+  const problem = pathProblem(channel) ?? segmentProblem(channel);
+  if (problem) return problem;
+  if (channel.toLowerCase() === LATEST_FOLDER) {
+    return `must not be "${LATEST_FOLDER}", the folder of the latest release (got ${shown})`;
+  }
+  if (VERSION_LIKE.test(channel)) {
+    return `must not look like a version (a digit first, or "v" and a digit) (got ${shown})`;
+  }
+  return null;
 }
 
 /** Why a declared path is refused, or null: it must stay below its folder. */

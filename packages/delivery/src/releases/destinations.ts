@@ -1,8 +1,7 @@
 import { keyProblem } from "../storage/object-store.js";
 import type { PublishRule } from "./declaration.js";
+import { LATEST_FOLDER } from "./reserved-names.js";
 
-/** The folder under `folder_name` that always holds the newest release. */
-export const LATEST_FOLDER = "latest";
 const VERSION_PLACEHOLDER = "{version}";
 
 /** `{version}` of a tag: the tag with one leading `v` removed (`v1.2.0` → `1.2.0`). */
@@ -15,6 +14,16 @@ export interface Placement {
   readonly tag: string;
   /** Public base URL of the bucket, without a trailing slash. */
   readonly deliveryUrl: string;
+  /**
+   * The folder that follows releases, where `latest` rules publish: `latest`, unless a
+   * prerelease publishes to its channel (`publish.prerelease_channel`).
+   */
+  readonly floatingFolder?: string;
+}
+
+/** The folder a placement's `latest` rules publish to. */
+export function floatingFolderOf(placement: Placement): string {
+  return placement.floatingFolder ?? LATEST_FOLDER;
 }
 
 /** Where one declared file goes: null for the place the rule does not publish to. */
@@ -27,8 +36,8 @@ export class UnsafeDestinationError extends Error {}
 
 /**
  * Object keys of a rule: versioned `<folder>/<version>/<destination>`, latest
- * `<folder>/latest/<destination with {version} → "latest">`. `suffix` (a zip entry's path)
- * is appended below the destination folder.
+ * `<folder>/latest/<destination with {version} → "latest">` (or the channel's folder and name
+ * for a prerelease). `suffix` (a zip entry's path) is appended below the destination folder.
  */
 export function targetsFor(
   rule: PublishRule,
@@ -36,7 +45,13 @@ export function targetsFor(
   suffix?: string,
 ): ObjectTargets {
   const version = versionOf(placement.tag);
-  if (version.includes("/") || keyProblem(version) || version === LATEST_FOLDER) {
+  const floating = floatingFolderOf(placement);
+  if (
+    version.includes("/") ||
+    keyProblem(version) ||
+    version === LATEST_FOLDER ||
+    version === floating
+  ) {
     throw new UnsafeDestinationError(
       `tag ${JSON.stringify(placement.tag)} cannot name a version folder`,
     );
@@ -55,7 +70,7 @@ export function targetsFor(
       ? key(version, rule.destination.replaceAll(VERSION_PLACEHOLDER, version))
       : null,
     latestKey: rule.latest
-      ? key(LATEST_FOLDER, rule.destination.replaceAll(VERSION_PLACEHOLDER, LATEST_FOLDER))
+      ? key(floating, rule.destination.replaceAll(VERSION_PLACEHOLDER, floating))
       : null,
   };
 }

@@ -1,6 +1,6 @@
 import type { ObjectStore } from "../storage/object-store.js";
 import type { Declaration } from "./declaration.js";
-import { LATEST_FOLDER } from "./destinations.js";
+import { LATEST_FOLDER } from "./reserved-names.js";
 
 /** A versioned folder found in storage and the date it is ranked by. */
 export interface VersionFolder {
@@ -33,6 +33,8 @@ export interface PruneRequest {
   readonly keep: number;
   /** Release dates by version (`{version}` of each tag) from the code host. */
   readonly releaseDates: ReadonlyMap<string, Date>;
+  /** The prerelease channel's folder, which follows prereleases and is never a version. */
+  readonly channel: string | null;
 }
 
 /**
@@ -40,7 +42,7 @@ export interface PruneRequest {
  * whose release no longer exists is dated by its newest object. Returns the pruned versions.
  */
 export async function pruneVersions(request: PruneRequest): Promise<string[]> {
-  const { store, bucket, folderName, keep, releaseDates } = request;
+  const { store, bucket, folderName, keep, releaseDates, channel } = request;
   const prefix = `${folderName}/`;
   const keysByVersion = new Map<string, string[]>();
   const newestObject = new Map<string, Date>();
@@ -49,7 +51,7 @@ export async function pruneVersions(request: PruneRequest): Promise<string[]> {
     const slash = rest.indexOf("/");
     if (slash <= 0) continue; // a file directly in the folder belongs to no version
     const version = rest.slice(0, slash);
-    if (version === LATEST_FOLDER) continue;
+    if (version === LATEST_FOLDER || version === channel) continue;
     const keys = keysByVersion.get(version) ?? [];
     keys.push(object.key);
     keysByVersion.set(version, keys);

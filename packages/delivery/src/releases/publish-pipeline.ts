@@ -60,7 +60,13 @@ export async function runPublishPipeline(
   const pruning =
     plan.keepVersions === null
       ? {}
-      : await pruneOldVersions(context, repository, plan.target, plan.keepVersions);
+      : await pruneOldVersions(
+          context,
+          repository,
+          plan.target,
+          plan.keepVersions,
+          plan.declaration.publish.prereleaseChannel,
+        );
   const parts = [...published, cleanup, pruning];
   return { status: joinParts(parts).errors.length > 0 ? "partial" : "success", parts, provider };
 }

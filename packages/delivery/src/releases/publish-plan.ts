@@ -10,13 +10,17 @@ import type { ProcessingContext } from "./processing-context.js";
 import { versionsKept } from "./pruning.js";
 import type { PublishTarget } from "./publisher.js";
 import type { ResultPart } from "./release-result.js";
+import { LATEST_FOLDER } from "./reserved-names.js";
 
 /** What publishing a release will do, decided before the first download. */
 export interface PublishPlan {
   /** The declaration as it applies to this release (no `latest` unless it is the latest). */
   readonly declaration: Declaration;
   readonly target: PublishTarget;
-  /** Whether `latest/` is to hold exactly this release's files once all of them are published. */
+  /**
+   * Whether `latest/` (or, for a prerelease, its channel) is to hold exactly this release's
+   * files once all of them are published.
+   */
   readonly cleansLatest: boolean;
   /** Versioned folders kept after publishing; null keeps them all. */
   readonly keepVersions: number | null;
@@ -53,6 +57,7 @@ function targetFor(
   repository: WatchedRepository,
   release: CodeHostRelease,
   declaration: Declaration,
+  floatingFolder: string,
 ): PublishTarget | string {
   const { storage, tempDir } = context;
   const { provider, bucket, folderName } = declaration.storage;
@@ -66,7 +71,7 @@ function targetFor(
   if (!isBucketName(bucket)) {
     return `${DECLARATION_FILE}: storage.bucket: ${JSON.stringify(bucket)} is not a valid bucket name (3-63 of a-z, 0-9, ".", "-")`;
   }
-  const placement: Placement = { folderName, tag: release.tag, deliveryUrl };
+  const placement: Placement = { folderName, tag: release.tag, deliveryUrl, floatingFolder };
   // Every destination is checked before the first download: a bad one publishes nothing.
   try {
     for (const artifact of declaration.artifacts) {
@@ -113,9 +118,61 @@ async function isLatestRelease(
   }
 }
 
+/** Whether `release` is the newest prerelease (by creation date), or why that cannot be told. */
+async function isNewestPrerelease(
+  context: PlanningContext,
+  repository: WatchedRepository,
+  release: CodeHostRelease,
+): Promise<boolean | string> {
+  try {
+    const releases = (await context.host.listReleases(repository.owner, repository.name)) ?? [];
+    const newer = releases.some(
+      (other) =>
+        other.prerelease &&
+        !other.draft &&
+        other.tag !== release.tag &&
+        other.createdAt > release.createdAt,
+    );
+    return !newer;
+  } catch (error) {
+    return `could not ask the code host for the releases: ${messageOf(error)}`;
+  }
+}
+
 /**
- * Plans the publish of `release` under its declaration: whether `latest/` follows it, where
- * its files go (checked), and that the storage location is the repository's own.
+ * The folder the declaration's `latest` rules publish this release to: `latest/` for the code
+ * host's latest release, the channel (`publish.prerelease_channel`) for the newest prerelease;
+ * null for any other release (an older tag, a backport, a prerelease without a channel), with
+ * what is skipped; or why that cannot be told.
+ */
+async function floatingFolderFor(
+  context: PlanningContext,
+  repository: WatchedRepository,
+  release: CodeHostRelease,
+  declared: Declaration,
+  knownLatest: boolean,
+): Promise<{ folder: string | null; skipped: string[] } | string> {
+  const channel = declared.publish.prereleaseChannel;
+  const [folder, follows, what] =
+    release.prerelease && channel !== null
+      ? [channel, await isNewestPrerelease(context, repository, release), "newest prerelease"]
+      : [
+          LATEST_FOLDER,
+          knownLatest || (await isLatestRelease(context, repository, release)),
+          "latest release",
+        ];
+  if (typeof follows === "string") return follows;
+  if (follows) return { folder, skipped: [] };
+  const skipped = hasLatestRules(declared)
+    ? [`${folder}/: ${release.tag} is not the repository's ${what}`]
+    : [];
+  return { folder: null, skipped };
+}
+
+/**
+ * Plans the publish of `release` under its declaration: whether `latest/` (or a prerelease
+ * channel) follows it, where its files go (checked), and that the storage location is the
+ * repository's own.
  */
 export async function planPublish(
   context: PlanningContext,
@@ -125,16 +182,13 @@ export async function planPublish(
   /** True when `release` is known to be the latest; otherwise the code host is asked. */
   knownLatest: boolean,
 ): Promise<Planning> {
-  const isLatest = knownLatest || (await isLatestRelease(context, repository, release));
-  if (typeof isLatest === "string") return { ok: false, part: { errors: [isLatest] } };
-  // `latest/` follows the code host's latest release: an older tag (a backport, a reprocess)
-  // or a prerelease is published to its version folder only.
-  const declaration = isLatest ? declared : withoutLatest(declared);
-  const skipped =
-    !isLatest && hasLatestRules(declared)
-      ? [`latest/: ${release.tag} is not the repository's latest release`]
-      : [];
-  const target = targetFor(context, repository, release, declaration);
+  const floating = await floatingFolderFor(context, repository, release, declared, knownLatest);
+  if (typeof floating === "string") return { ok: false, part: { errors: [floating] } };
+  // `latest/` follows the code host's latest release, a channel the newest prerelease: any
+  // other release (a backport, a reprocess of an older tag) goes to its version folder only.
+  const { folder, skipped } = floating;
+  const declaration = folder !== null ? declared : withoutLatest(declared);
+  const target = targetFor(context, repository, release, declaration, folder ?? LATEST_FOLDER);
   if (typeof target === "string") return { ok: false, part: { skipped, errors: [target] } };
   const refusal = await locationRefusal(context, repository, declaration);
   if (refusal !== null) return { ok: false, part: { skipped, errors: [refusal] } };
@@ -146,7 +200,7 @@ export async function planPublish(
   const plan: PublishPlan = {
     declaration,
     target,
-    cleansLatest: isLatest && hasLatestRules(declaration),
+    cleansLatest: folder !== null && hasLatestRules(declaration),
     keepVersions: versionsKept(declaration.publish),
   };
   return { ok: true, plan, part: { skipped: [...skipped, ...undeclared] } };

@@ -1,6 +1,6 @@
 import { messageOf } from "@rd/common";
 import type { WatchedRepository } from "../repositories/watched-repository-store.js";
-import { objectUrl, versionOf } from "./destinations.js";
+import { floatingFolderOf, objectUrl, versionOf } from "./destinations.js";
 import type { ProcessingContext } from "./processing-context.js";
 import { pruneVersions } from "./pruning.js";
 import type { PublishTarget } from "./publisher.js";
@@ -10,7 +10,7 @@ import { RESERVED_NAMES } from "./reserved-names.js";
 /**
  * After a complete publish of the latest release, `latest/` holds exactly what it declared (and
  * its checksums and manifest): files an earlier release put there (a dropped asset, a page gone
- * from a zip) are removed.
+ * from a zip) are removed. The same for a prerelease channel's folder and its prerelease.
  */
 export async function removeStaleLatest(
   target: PublishTarget,
@@ -18,7 +18,7 @@ export async function removeStaleLatest(
 ): Promise<ResultPart> {
   const { deliveryUrl, folderName } = target.placement;
   const kept = new Set(written.map((file) => file.latest_url));
-  const prefix = `${folderName}/latest/`;
+  const prefix = `${folderName}/${floatingFolderOf(target.placement)}/`;
   for (const name of RESERVED_NAMES) kept.add(objectUrl(deliveryUrl, prefix + name));
   try {
     const stale: string[] = [];
@@ -28,7 +28,7 @@ export async function removeStaleLatest(
     if (stale.length > 0) await target.store.delete(target.bucket, stale);
     return {};
   } catch (error) {
-    return { errors: [`removing stale files from latest/ failed: ${messageOf(error)}`] };
+    return { errors: [`removing stale files from ${prefix} failed: ${messageOf(error)}`] };
   }
 }
 
@@ -38,6 +38,7 @@ export async function pruneOldVersions(
   repository: WatchedRepository,
   target: PublishTarget,
   keep: number,
+  channel: string | null,
 ): Promise<ResultPart> {
   try {
     const releases = (await context.host.listReleases(repository.owner, repository.name)) ?? [];
@@ -53,6 +54,7 @@ export async function pruneOldVersions(
       folderName: target.placement.folderName,
       keep,
       releaseDates,
+      channel,
     });
     if (pruned.length > 0) {
       context.logger.info("old versions pruned", {

@@ -1,3 +1,6 @@
+/** The folder under `folder_name` that always holds the newest release. */
+export const LATEST_FOLDER = "latest";
+
 /** The checksums of a published folder, in the `sha256sum -c` format. */
 export const CHECKSUMS_FILE = "SHA256SUMS";
 /** The Ed25519 signature of `SHA256SUMS` (only with `RELEASE_SIGNING_KEY`). */

@@ -1,5 +1,8 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { makeTempDir } from "@rd/common/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cacheControlOfKey } from "../../src/http/routes/files-routes.js";
+import { cacheControlPolicy } from "../../src/http/routes/files-routes.js";
 import { startGithubStub } from "../fixtures/github-stub.js";
 import { createTestApp, TEST_API_KEY, type TestApp } from "../helpers/test-app.js";
 import { createProcessingHarness, type ProcessingHarness } from "../releases/processing-harness.js";
@@ -119,12 +122,33 @@ describe("cache headers and content types of published files", () => {
     });
   });
 
-  it.each([
-    ["app/1.0.0/a.bin", IMMUTABLE],
-    ["app/1.0.0/deep/er/a.bin", IMMUTABLE],
-    ["app/latest/a.bin", "public, max-age=300"],
-    ["app/a.bin", "public, max-age=300"],
-  ])("gives %s the policy %s", (key, expected) => {
-    expect(cacheControlOfKey(key, 300)).toBe(expected);
+  describe("the /files policy", () => {
+    let dir: { path: string; remove(): Promise<void> };
+    beforeAll(async () => {
+      dir = await makeTempDir("rd-cache-policy-");
+      const manifest = (channel: string | null) => JSON.stringify({ tag: "v1", channel });
+      for (const [folder, content] of [
+        ["app/1.0.0", manifest(null)],
+        ["app/next", manifest("next")],
+        ["app/broken", "{not json"],
+      ] as const) {
+        await mkdir(join(dir.path, "site", folder), { recursive: true });
+        await writeFile(join(dir.path, "site", folder, "manifest.json"), content);
+      }
+    });
+    afterAll(() => dir.remove());
+
+    it.each([
+      ["app/1.0.0/a.bin", IMMUTABLE],
+      ["app/1.0.0/deep/er/a.bin", IMMUTABLE],
+      ["app/2.0.0/no-manifest.bin", IMMUTABLE],
+      ["app/broken/a.bin", IMMUTABLE],
+      ["app/latest/a.bin", "public, max-age=300"],
+      ["app/next/a.bin", "public, max-age=300"],
+      ["app/next/manifest.json", "public, max-age=300"],
+      ["app/a.bin", "public, max-age=300"],
+    ])("gives %s the policy %s (a channel is named by its manifest)", async (key, expected) => {
+      expect(await cacheControlPolicy(dir.path, 300)("site", key)).toBe(expected);
+    });
   });
 });

@@ -30,6 +30,7 @@ publish:
   auto_latest: true
   preserve_versions: true
   max_versions: 3
+  prerelease_channel: next
 `;
 
 function errorsOf(text: string): readonly string[] {
@@ -63,7 +64,12 @@ describe("the .delivery.yml declaration", () => {
           folderName: "widget-app",
           deliveryUrl: "https://cdn.example.test/downloads",
         },
-        publish: { autoLatest: true, preserveVersions: true, maxVersions: 3 },
+        publish: {
+          autoLatest: true,
+          preserveVersions: true,
+          maxVersions: 3,
+          prereleaseChannel: "next",
+        },
       },
     });
   });

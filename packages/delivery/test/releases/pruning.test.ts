@@ -77,6 +77,7 @@ for (const [name, open] of PROVIDERS) {
         bucket: BUCKET,
         folderName: "app",
         keep: 2,
+        channel: null,
         releaseDates: new Map([
           ["1.0.0", day(1)],
           ["1.1.0", day(2)],
@@ -103,6 +104,7 @@ for (const [name, open] of PROVIDERS) {
         bucket: BUCKET,
         folderName: "tool",
         keep: 1,
+        channel: null,
         releaseDates: new Map([["0.2.0", new Date(Date.now() + 60_000)]]),
       });
       expect(pruned).toEqual(["0.1.0"]);

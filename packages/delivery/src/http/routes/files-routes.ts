@@ -1,7 +1,9 @@
-import { mkdir } from "node:fs/promises";
+import { mkdir, readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
 import fastifyStatic from "@fastify/static";
 import type {} from "@fastify/swagger";
 import type { FastifyPluginAsync, FastifySchema } from "fastify";
+import { LATEST_FOLDER, MANIFEST_FILE } from "../../releases/reserved-names.js";
 import { floatingCacheControl, IMMUTABLE_CACHE_CONTROL } from "../../storage/cache-control.js";
 import { contentTypeFor } from "../../storage/content-type.js";
 import { isBucketName, keyProblem } from "../../storage/object-store.js";
@@ -78,15 +80,42 @@ const FILES_DOCUMENT: FastifySchema = {
 /** The answers that are the file (or its headers): they carry its type and cache policy. */
 const FILE_STATUSES: ReadonlySet<number> = new Set([200, 206, 304]);
 
+/** How many folders' answer to "is it a channel?" `/files` remembers (with their manifest's mtime). */
+const MAX_REMEMBERED_FOLDERS = 1000;
+
 /**
- * `Cache-Control` of a published key (`<folder>/<version>/…` or `<folder>/latest/…`), the value
- * the object store keeps as metadata: a version folder never changes, `latest/` does. A key
- * outside that layout is not known to be immutable.
+ * `Cache-Control` of a published key, the value the object store keeps as metadata: a version
+ * folder (`<folder>/<version>/…`) never changes; `latest/` and a prerelease channel do. A
+ * channel is told from a version by its `manifest.json`, which names it (a channel is any name
+ * a repository declares, so no rule on the name alone can tell). A key outside that layout is
+ * not known to be immutable.
  */
-export function cacheControlOfKey(key: string, latestMaxAgeSeconds: number): string {
-  const segments = key.split("/");
-  const versioned = segments.length >= 3 && segments[1] !== "latest";
-  return versioned ? IMMUTABLE_CACHE_CONTROL : floatingCacheControl(latestMaxAgeSeconds);
+export function cacheControlPolicy(root: string, latestMaxAgeSeconds: number) {
+  const channels = new Map<string, { readonly mtimeMs: number; readonly channel: boolean }>();
+  async function isChannel(folderPath: string): Promise<boolean> {
+    const manifest = join(folderPath, MANIFEST_FILE);
+    const info = await stat(manifest).catch(() => null);
+    if (!info?.isFile()) return false;
+    const known = channels.get(manifest);
+    if (known?.mtimeMs === info.mtimeMs) return known.channel;
+    let channel = false;
+    try {
+      channel = typeof JSON.parse(await readFile(manifest, "utf8"))?.channel === "string";
+    } catch {
+      // Not a manifest this service wrote: the folder is not known to be a channel.
+    }
+    if (channels.size >= MAX_REMEMBERED_FOLDERS) channels.clear();
+    channels.set(manifest, { mtimeMs: info.mtimeMs, channel });
+    return channel;
+  }
+  return async (bucket: string, key: string): Promise<string> => {
+    const segments = key.split("/");
+    const floating =
+      segments.length < 3 ||
+      segments[1] === LATEST_FOLDER ||
+      (await isChannel(join(root, bucket, segments[0] as string, segments[1] as string)));
+    return floating ? floatingCacheControl(latestMaxAgeSeconds) : IMMUTABLE_CACHE_CONTROL;
+  };
 }
 
 /**
@@ -112,6 +141,7 @@ export const filesRoutes: FastifyPluginAsync<FilesRoutesOptions> = async (
   { root, inlineActiveContent, latestMaxAgeSeconds },
 ) => {
   await mkdir(root, { recursive: true });
+  const cacheControlOf = cacheControlPolicy(root, latestMaxAgeSeconds);
   // Published files are public, like the object store's own URLs.
   setScopeAccess(app, "public");
   app.addHook("onRoute", (route) => {
@@ -125,8 +155,9 @@ export const filesRoutes: FastifyPluginAsync<FilesRoutesOptions> = async (
     if (FILE_STATUSES.has(reply.statusCode)) {
       // `*` is `<bucket>/<key>`, decoded; the same table as the object store's metadata.
       const path = (request.params as { "*"?: string })["*"] ?? "";
-      const key = path.slice(path.indexOf("/") + 1);
-      reply.header("cache-control", cacheControlOfKey(key, latestMaxAgeSeconds));
+      const bucket = path.slice(0, path.indexOf("/"));
+      const key = path.slice(bucket.length + 1);
+      reply.header("cache-control", await cacheControlOf(bucket, key));
       if (reply.statusCode !== 304) reply.header("content-type", contentTypeFor(key));
     }
     const contentType = reply.getHeader("content-type");
