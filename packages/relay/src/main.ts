@@ -176,13 +176,17 @@ async function assembleRelay(opened: OpenedState): Promise<Relay> {
   const clientRepository = shared?.clients ?? createClientRepository(db);
   const authenticator = createClientAuthenticator(clientRepository);
   const queueRepository = createQueueRepository(db);
+  // With RELAY_DATABASE_URL the queue (rows and bodies) is the shared database's.
+  const queue = shared?.queue ?? queueRepository;
   // `GET /metrics`: counted from the ledger's events and the accepted submissions.
-  const metrics = createRelayMetrics({ queueCounts: () => queueRepository.countByState() });
+  const metrics = createRelayMetrics({
+    queueCounts: shared?.queueCounts ?? (() => queueRepository.countByState()),
+  });
   const ledger = metrics.observeLedger(opened.ledger);
   const outbound = createOutbound({
     settings: () => config.current(),
     dns,
-    queue: queueRepository,
+    queue,
     emit: (event) => ledger.emit(event),
     clock,
   });
@@ -193,7 +197,7 @@ async function assembleRelay(opened: OpenedState): Promise<Relay> {
     recoverQueue({ queue: queueRepository, spool, clock, logger: queueLog }),
   );
   const queueWorker = createQueueWorker({
-    queue: queueRepository,
+    queue,
     spool,
     attempt: outbound.attempt,
     requireTls: outbound.requireTls,
@@ -208,8 +212,8 @@ async function assembleRelay(opened: OpenedState): Promise<Relay> {
     logger: queueLog,
   });
   const enqueue = createQueueIntake({
-    queue: queueRepository,
-    spool,
+    queue,
+    spool: shared ? undefined : spool,
     clock,
     logger: queueLog,
     // Asynchronous mode attempts a message as soon as it is accepted; the ticks are for retries.
@@ -261,7 +265,7 @@ async function assembleRelay(opened: OpenedState): Promise<Relay> {
     dnsCheck: createDnsCheck({ store: config, resolver: dns }),
     access: createAccessSettings(config),
     submission,
-    queue: createQueueService({ repository: queueRepository, worker: queueWorker }),
+    queue: createQueueService({ repository: queue, worker: queueWorker }),
     metrics,
     readiness: createRelayReadiness({
       readDatabase: () => queueRepository.countByState(),

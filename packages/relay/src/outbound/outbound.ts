@@ -2,7 +2,7 @@ import { hostname } from "node:os";
 import { type Clock, systemClock } from "@rd/common";
 import { type Static, Type } from "@sinclair/typebox";
 import type { DnsResolver } from "../dns/dns-resolver.js";
-import type { QueueRepository } from "../state/queue-repository.js";
+import type { QueueStore } from "../state/queue-repository.js";
 import {
   createDeliveryAttempt,
   type DeliveryAttempt,
@@ -55,7 +55,7 @@ export interface OutboundDeps {
   /** The live configuration; read at every delivery so changes apply without a restart. */
   settings: () => OutboundSettings;
   dns: DnsResolver;
-  queue: QueueRepository;
+  queue: QueueStore;
   /** The ledger (`ledger.emit`). */
   emit: (event: DeliveryEvent) => void;
   /**
@@ -148,7 +148,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
     requireTls,
     async deliver(message) {
       const startedAt = nowSecs();
-      const pks = deps.queue.insert(
+      const pks = await deps.queue.insert(
         message.recipients.map((rcpt) => ({
           message_id: message.messageId,
           client_id: message.clientId ?? null,
@@ -172,13 +172,16 @@ export function createOutbound(deps: OutboundDeps): Outbound {
             raw: message.message,
             requireTls: tls,
           };
-          const outcome = await syncDelivery(job, (attempts, lastError) =>
-            deps.queue.recordRetry(pk, { attempts, lastError, now: nowSecs() }),
-          );
+          const outcome = await syncDelivery(job, (attempts, lastError) => {
+            // NOTE: the row's progress only; a store that fails here fails again at markSent.
+            Promise.resolve(
+              deps.queue.recordRetry(pk, { attempts, lastError, now: nowSecs() }),
+            ).catch(() => undefined);
+          });
           if (outcome.ok) {
-            deps.queue.markSent(pk, { attempts: outcome.attempts, now: nowSecs() });
+            await deps.queue.markSent(pk, { attempts: outcome.attempts, now: nowSecs() });
           } else {
-            deps.queue.markFailed(pk, {
+            await deps.queue.markFailed(pk, {
               attempts: outcome.attempts,
               lastError: outcome.detail,
               now: nowSecs(),

@@ -1,7 +1,7 @@
 import { type Clock, type Logger, messageOf } from "@rd/common";
 import { Errors } from "../errors.js";
 import type { DeliveryResult, OutboundMessage } from "../outbound/outbound.js";
-import type { NewQueueEntry, QueueRepository } from "../state/queue-repository.js";
+import type { NewQueueEntry, QueueStore } from "../state/queue-repository.js";
 import { createGroupCommit } from "./group-commit.js";
 import { MAX_SPOOLED_MESSAGE_BYTES, type SpoolStore } from "./spool-store.js";
 
@@ -24,8 +24,9 @@ interface Accepted {
 }
 
 export function createQueueIntake(deps: {
-  queue: QueueRepository;
-  spool: SpoolStore;
+  queue: QueueStore;
+  /** Absent: the store keeps the bodies with the rows, in the same transaction (shared database). */
+  spool: SpoolStore | undefined;
   clock: Clock;
   logger: Logger;
   /** Called once the entries are durable: the queue may attempt them at once. */
@@ -42,8 +43,8 @@ export function createQueueIntake(deps: {
   };
   // Every file of the batch was written before the flush: one directory sync names them all.
   const commit = createGroupCommit(async (batch: Accepted[]) => {
-    await spool.syncDirectory();
-    const pks = queue.insertGroups(batch);
+    await spool?.syncDirectory();
+    const pks = await queue.insertGroups(batch);
     await queue.syncCommitted();
     return pks;
   });
@@ -54,9 +55,9 @@ export function createQueueIntake(deps: {
         `a queued message is at most ${MAX_SPOOLED_MESSAGE_BYTES} bytes once signed (this one: ${message.message.length})`,
       );
     }
-    let files: string[];
+    let files: string[] = [];
     try {
-      files = await spool.write(message.message, message.recipients.length);
+      if (spool) files = await spool.write(message.message, message.recipients.length);
     } catch (error) {
       throw unavailable(error);
     }
@@ -69,13 +70,14 @@ export function createQueueIntake(deps: {
       estado: "queued" as const,
       next_attempt_at: now,
       spool_file: files[index] ?? null,
+      ...(!spool && index === 0 && { body: message.message }),
     }));
     try {
       await commit({ entries, now });
     } catch (error) {
       // NOTE: rows committed but not synced (the WAL sync failed) may survive; boot recovery
       // fails a row whose file is gone, and the sender, answered 503, retries.
-      await Promise.all(files.map((file) => spool.remove(file).catch(() => undefined)));
+      await Promise.all(files.map((file) => spool?.remove(file).catch(() => undefined)));
       throw unavailable(error);
     }
     deps.onQueued?.();

@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { type QueueEntry, QueueStateSchema } from "../state/queue-entry.js";
-import type { QueueRepository } from "../state/queue-repository.js";
+import type { QueueStore } from "../state/queue-repository.js";
 import type { QueueWorker, TickReport } from "./queue-worker.js";
 
 /** The entry shape `GET /queue` answers with: the repository's rows. */
@@ -30,22 +30,25 @@ export const QueueQuerySchema = Type.Object(
 );
 export type QueueQuery = Static<typeof QueueQuerySchema>;
 
-/** The queue as the admin endpoints see it: drain what is due, and inspect deliveries. */
-export interface QueueService {
+/**
+ * The queue as the admin endpoints see it: drain what is due, and inspect deliveries. `list`
+ * answers as its store does: at once from SQLite, later from the shared database.
+ */
+export interface QueueService<Listed = ReturnType<QueueStore["list"]>> {
   tick(): Promise<TickReport>;
   /** Filters combine with AND; newest first; at most `limite` (default 100, ceiling 500). */
-  list(query: QueueQuery): QueueEntry[];
+  list(query: QueueQuery): Listed;
 }
 
-export function createQueueService(deps: {
-  repository: QueueRepository;
+export function createQueueService<Store extends QueueStore>(deps: {
+  repository: Store;
   worker: QueueWorker;
-}): QueueService {
+}): QueueService<ReturnType<Store["list"]>> {
   return {
     tick: () => deps.worker.tick(),
     list({ limite, ...filters }) {
       const limit = Math.min(limite ?? QUEUE_LIST_DEFAULT_LIMIT, QUEUE_LIST_MAX_LIMIT);
-      return deps.repository.list({ ...filters, limit });
+      return deps.repository.list({ ...filters, limit }) as ReturnType<Store["list"]>;
     },
   };
 }

@@ -9,7 +9,7 @@ import {
   deliveredEvent,
   failedEvent,
 } from "../outbound/delivery-events.js";
-import type { QueueRepository, QueueRow } from "../state/queue-repository.js";
+import type { QueueRow, QueueStore } from "../state/queue-repository.js";
 import { afterFailedAttempt } from "./queue-backoff.js";
 import type { SpoolStore } from "./spool-store.js";
 
@@ -41,7 +41,7 @@ const DAY_SECS = 86_400;
 export const SPOOL_FILE_MISSING = "message body lost: its spool file is missing";
 
 export interface QueueWorkerDeps {
-  queue: QueueRepository;
+  queue: QueueStore;
   spool: SpoolStore;
   /** The same attempt as synchronous delivery: MX, transport, send gate, `attempt` events. */
   attempt: DeliveryAttempt;
@@ -98,6 +98,7 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
 
   /** The entry's message; undefined when its spool file is gone (other failures throw). */
   async function readBody(row: QueueRow): Promise<Buffer | undefined> {
+    if (row.body) return row.body;
     if (row.spool_file === null) return undefined;
     try {
       return await spool.read(row.spool_file);
@@ -116,7 +117,7 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
 
     const raw = await readBody(row);
     if (raw === undefined) {
-      queue.markFailed(row.pk, {
+      await queue.markFailed(row.pk, {
         attempts: row.attempts,
         lastError: SPOOL_FILE_MISSING,
         now: nowSecs(),
@@ -138,7 +139,7 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
     );
 
     if (outcome.ok) {
-      queue.markSent(row.pk, { attempts, now: nowSecs() });
+      await queue.markSent(row.pk, { attempts, now: nowSecs() });
       deps.emit(deliveredEvent(base, outcome.receipt, attempts));
       report.entregues += 1;
       await finish(row);
@@ -148,13 +149,13 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
     const { error } = outcome;
     const next = afterFailedAttempt(attempts, error.permanent, config.queue_backoff_secs);
     if (next.action === "fail") {
-      queue.markFailed(row.pk, { attempts, lastError: error.message, now: nowSecs() });
+      await queue.markFailed(row.pk, { attempts, lastError: error.message, now: nowSecs() });
       deps.emit(failedEvent(base, error));
       report.falhos += 1;
       await finish(row);
       return false;
     }
-    queue.reschedule(row.pk, {
+    await queue.reschedule(row.pk, {
       attempts,
       lastError: error.message,
       // NOTE: rows keep whole epoch seconds; a fractional wait (tests) rounds up.
@@ -167,7 +168,7 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
   }
 
   /** Puts a row that hit a local failure back in the queue, due now, attempts unchanged. */
-  function release(row: QueueRow, error: unknown): void {
+  async function release(row: QueueRow, error: unknown): Promise<void> {
     const message = messageOf(error);
     logger.error("queue entry could not be processed; it stays queued", {
       pk: row.pk,
@@ -175,7 +176,7 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
       error: message,
     });
     try {
-      queue.reschedule(row.pk, {
+      await queue.reschedule(row.pk, {
         attempts: row.attempts,
         lastError: `local error: ${message}`,
         nextAttemptAt: nowSecs(),
@@ -201,13 +202,14 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
     readonly lanes: Set<Promise<void>>;
   }
 
-  const dueFor = (run: Drain) => queue.duePks(nowSecs()).filter((pk) => !run.rescheduled.has(pk));
+  const dueFor = async (run: Drain) =>
+    (await queue.duePks(nowSecs())).filter((pk) => !run.rescheduled.has(pk));
 
   /** The next entry for a lane, reading the due list again when new entries came in. */
-  function nextPk(run: Drain): number | undefined {
+  async function nextPk(run: Drain): Promise<number | undefined> {
     if (run.next >= run.due.length && run.continuous && run.stale) {
       run.stale = false;
-      run.due = dueFor(run);
+      run.due = await dueFor(run);
       run.next = 0;
       // Lanes that ran out earlier have exited: the new entries may use them again.
       queueMicrotask(() => widen(run));
@@ -216,8 +218,8 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
   }
 
   async function lane(run: Drain): Promise<void> {
-    for (let pk = nextPk(run); !stopping && pk !== undefined; pk = nextPk(run)) {
-      const row = queue.claim(pk, nowSecs());
+    for (let pk = await nextPk(run); !stopping && pk !== undefined; pk = await nextPk(run)) {
+      const row = await queue.claim(pk, nowSecs());
       if (!row) continue;
       try {
         const rescheduled = await deliver(row, run.report);
@@ -225,7 +227,7 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
       } catch (error) {
         run.report.ok = false;
         run.rescheduled.add(pk);
-        release(row, error);
+        await release(row, error);
       }
     }
   }
@@ -242,7 +244,9 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
   async function drain(continuous: boolean): Promise<TickReport> {
     const config = deps.config();
     if (!continuous) {
-      const removed = queue.deleteFinishedBefore(nowSecs() - config.retention_days * DAY_SECS);
+      const removed = await queue.deleteFinishedBefore(
+        nowSecs() - config.retention_days * DAY_SECS,
+      );
       if (removed > 0)
         logger.info("finished deliveries past retention removed", { count: removed });
     }
@@ -251,7 +255,7 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
       width: config.send_delay_secs > 0 ? 1 : TICK_CONCURRENCY,
       continuous,
       // The due rows as the tick starts: an entry rescheduled by this tick waits for the next.
-      due: queue.duePks(nowSecs()),
+      due: await queue.duePks(nowSecs()),
       next: 0,
       stale: false,
       rescheduled: new Set(),

@@ -1,4 +1,4 @@
-import { Kysely, type Migration, Migrator, MysqlDialect, sql } from "kysely";
+import { type Generated, Kysely, type Migration, Migrator, MysqlDialect, sql } from "kysely";
 
 /**
  * The shared state of several relay instances (`RELAY_DATABASE_URL`, MariaDB 10.6+ or MySQL 8).
@@ -30,6 +30,27 @@ export interface SharedSchema {
     window_start: number;
     recipients: number;
   };
+  /** The queue of every instance: the SQLite `queue` table plus the claim's lease. */
+  relay_queue: {
+    pk: Generated<number>;
+    message_id: string;
+    client_id: string | null;
+    envelope_from: string;
+    rcpt: string;
+    estado: string;
+    attempts: number;
+    next_attempt_at: number;
+    last_error: string | null;
+    /** The message body's row; null for synchronous deliveries (the body lived in the request). */
+    body_id: number | null;
+    created_at: number;
+    updated_at: number;
+    finished_at: number | null;
+    /** While `sending`: when the claim lapses and another instance may take the entry. */
+    lease_until: number | null;
+  };
+  /** Message bodies of queued mail, one per message (shared by its recipients' rows). */
+  relay_queue_bodies: { id: Generated<number>; body: Buffer };
 }
 
 export type SharedDb = Kysely<SharedSchema>;
@@ -82,6 +103,56 @@ const MIGRATIONS: Record<string, Migration> = {
         .addColumn("recipients", "integer", (c) => c.notNull())
         .addPrimaryKeyConstraint("relay_quota_usage_pk", ["domain", "period", "window_start"])
         .modifyEnd(TABLE_OPTIONS)
+        .execute();
+    },
+  },
+  "0002-shared-queue": {
+    async up(db) {
+      await db.schema
+        .createTable("relay_queue_bodies")
+        .addColumn("id", "bigint", (c) => c.primaryKey().autoIncrement())
+        // NOTE: up to 5 MiB each (the queue's limit); MariaDB's default max_allowed_packet is 16 MiB.
+        .addColumn("body", sql`longblob`, (c) => c.notNull())
+        .modifyEnd(TABLE_OPTIONS)
+        .execute();
+      await db.schema
+        .createTable("relay_queue")
+        .addColumn("pk", "bigint", (c) => c.primaryKey().autoIncrement())
+        .addColumn("message_id", "varchar(998)", (c) => c.notNull())
+        .addColumn("client_id", "varchar(32)")
+        .addColumn("envelope_from", "varchar(512)", (c) => c.notNull())
+        .addColumn("rcpt", "varchar(512)", (c) => c.notNull())
+        .addColumn("estado", "varchar(8)", (c) => c.notNull())
+        .addColumn("attempts", "integer", (c) => c.notNull().defaultTo(0))
+        .addColumn("next_attempt_at", "bigint", (c) => c.notNull())
+        .addColumn("last_error", "text")
+        .addColumn("body_id", "bigint")
+        .addColumn("created_at", "bigint", (c) => c.notNull())
+        .addColumn("updated_at", "bigint", (c) => c.notNull())
+        .addColumn("finished_at", "bigint")
+        .addColumn("lease_until", "bigint")
+        .modifyEnd(TABLE_OPTIONS)
+        .execute();
+      await db.schema
+        .createIndex("relay_queue_due")
+        .on("relay_queue")
+        .columns(["estado", "next_attempt_at"])
+        .execute();
+      await db.schema
+        .createIndex("relay_queue_message")
+        .on("relay_queue")
+        .expression(sql`message_id(191)`)
+        .execute();
+      await db.schema
+        .createIndex("relay_queue_client")
+        .on("relay_queue")
+        .column("client_id")
+        .execute();
+      await db.schema.createIndex("relay_queue_body").on("relay_queue").column("body_id").execute();
+      await db.schema
+        .createIndex("relay_queue_finished")
+        .on("relay_queue")
+        .column("finished_at")
         .execute();
     },
   },

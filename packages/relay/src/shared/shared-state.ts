@@ -1,10 +1,14 @@
 import { type Logger, messageOf } from "@rd/common";
 import type { RelayEnv } from "../config/env.js";
 import type { ConfigFile } from "../config/schema.js";
+import { DEFAULTS } from "../config/schema.js";
+import type { QueueState } from "../state/queue-entry.js";
+import type { QueueStore } from "../state/queue-repository.js";
 import type { SharedQuotaRepository } from "../state/quota-repository.js";
 import { createSharedClients, type SharedClients } from "./shared-clients.js";
 import { createSharedConfigStore, type SharedConfigStore } from "./shared-config-store.js";
 import { openSharedDatabase } from "./shared-database.js";
+import { createSharedQueue } from "./shared-queue.js";
 import { createSharedQuotaRepository } from "./shared-quota.js";
 
 /**
@@ -19,6 +23,12 @@ export interface SharedState {
   readonly config: SharedConfigStore;
   readonly clients: SharedClients;
   readonly quota: SharedQuotaRepository;
+  readonly queue: QueueStore;
+  /**
+   * The queue's rows per state as last read (at most a second old), for a caller that cannot
+   * wait (the metrics' scrape); every call past that age starts a new read.
+   */
+  queueCounts(): Record<QueueState, number>;
   /** Stops the refresh and closes the pool. */
   close(): Promise<void>;
 }
@@ -81,10 +91,32 @@ export async function openSharedState(deps: {
   };
   schedule();
 
+  const queue = createSharedQueue({
+    db,
+    // An attempt is bounded by the SMTP step timeout (a 0 there means the default of 30 s).
+    leaseSecs: () => 2 * (config.current().smtp_timeout_secs || DEFAULTS.smtp_timeout_secs),
+    logger,
+  });
+  let counts = { queued: 0, sending: 0, sent: 0, failed: 0 };
+  let countedAt = 0;
+
   return {
     config,
     clients,
     quota: createSharedQuotaRepository(db, logger),
+    queue,
+    queueCounts() {
+      if (Date.now() - countedAt >= SHARED_REFRESH_MS && !closed) {
+        countedAt = Date.now();
+        Promise.resolve(queue.countByState()).then(
+          (next) => {
+            counts = next;
+          },
+          () => undefined,
+        );
+      }
+      return counts;
+    },
     async close() {
       closed = true;
       clearTimeout(timer);

@@ -9,6 +9,8 @@ export interface QueueRow extends QueueEntry {
   updated_at: number;
   /** When the row reached `sent` or `failed` (retention counts from here). */
   finished_at: number | null;
+  /** The message, when the store keeps bodies itself (the shared database) rather than the spool. */
+  body?: Buffer;
 }
 
 export interface NewQueueEntry {
@@ -20,6 +22,38 @@ export interface NewQueueEntry {
   estado: "queued" | "sending";
   next_attempt_at: number;
   spool_file?: string | null;
+  /** The message, for a store that keeps bodies itself (the shared database); one per group. */
+  body?: Buffer;
+}
+
+type Maybe<T> = T | Promise<T>;
+
+/**
+ * The queue as the outbound delivery, the queue worker, the intake and the API use it: the
+ * SQLite repository below (synchronous) or the shared database's (`shared/shared-queue.ts`),
+ * whose answers come later. Its users await every call.
+ */
+export interface QueueStore {
+  insert(entries: readonly NewQueueEntry[], now: number): Maybe<number[]>;
+  recordRetry(
+    pk: number,
+    change: { attempts: number; lastError: string; now: number },
+  ): Maybe<void>;
+  markSent(pk: number, change: { attempts: number; now: number }): Maybe<void>;
+  markFailed(pk: number, change: { attempts: number; lastError: string; now: number }): Maybe<void>;
+  insertGroups(
+    groups: ReadonlyArray<{ entries: readonly NewQueueEntry[]; now: number }>,
+  ): Maybe<number[][]>;
+  syncCommitted(): Promise<void>;
+  duePks(now: number): Maybe<number[]>;
+  claim(pk: number, now: number): Maybe<QueueRow | undefined>;
+  reschedule(
+    pk: number,
+    change: { attempts: number; lastError: string; nextAttemptAt: number; now: number },
+  ): Maybe<void>;
+  list(filters: QueueFilters): Maybe<QueueEntry[]>;
+  deleteFinishedBefore(cutoff: number): Maybe<number>;
+  countByState(): Maybe<Record<QueueState, number>>;
 }
 
 /** All SQL on the `queue` table. Times are epoch seconds, given by the caller's clock. */

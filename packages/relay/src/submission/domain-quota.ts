@@ -48,10 +48,15 @@ export function quotaExceeded(domain: string, full: readonly QuotaWindow[]): Err
   });
 }
 
+/** A `DomainQuota` that answers at once (the local SQLite database). */
+export interface LocalDomainQuota extends DomainQuota {
+  consume(domain: string, recipients: number, limits: Limits): QuotaRefund;
+}
+
 export function createDomainQuota(
   repository: QuotaRepository,
   clock: Pick<Clock, "now">,
-): DomainQuota & { consume(...args: Parameters<DomainQuota["consume"]>): QuotaRefund } {
+): LocalDomainQuota {
   return {
     consume(domain, recipients, limits) {
       const windows = quotaWindows(clock, limits);

@@ -3,6 +3,7 @@ import { makeTempDir } from "@rd/common/test-kit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runRelay } from "../helpers/relay-process.js";
 import {
+  createClient,
   createSharedDatabase,
   mariadbAvailable,
   rawMessage,
@@ -60,14 +61,7 @@ describe.skipIf(!available)("several relay instances on one shared database", ()
       ),
     );
     instances.push(...others);
-    return [first, ...others];
-  }
-
-  async function createClient(on: SharedInstance): Promise<string> {
-    const created = (await (
-      await on.request("POST", "/clients", { name: "shop", domains: ["shop.test"] })
-    ).json()) as { client_id: string; secret: string };
-    return `${created.client_id}:${created.secret}`;
+    return [first, ...others] as [SharedInstance, SharedInstance, ...SharedInstance[]];
   }
 
   const send = (on: SharedInstance, credential: string, to = "ana@dest.test") =>
@@ -195,7 +189,7 @@ describe.skipIf(!available)("several relay instances on one shared database", ()
     const limit = 12;
     const relays = await start(3, { per_hour: limit, per_day: 1000 });
     const [a] = relays;
-    const credential = await createClient(a as SharedInstance);
+    const credential = await createClient(a);
     for (const relay of relays) {
       await within(PROPAGATION_MS, async () => (await relay.request("GET", "/clients")).ok, "up");
     }

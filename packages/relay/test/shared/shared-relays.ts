@@ -128,3 +128,32 @@ export function rawMessage(from: string, to: string): { from: string; to: string
     raw: `From: ${from}\r\nTo: ${to}\r\nSubject: shared\r\n\r\nhello\r\n`,
   };
 }
+
+/** The file of the first instance: an active domain `shop.test` with its key, imported at boot. */
+export async function firstInstanceConfig(
+  dir: string,
+  extra: ConfigFile = {},
+  limits = { per_hour: 1000, per_day: 1000 },
+): Promise<ConfigFile> {
+  return {
+    api_rate_per_min: 0,
+    send_delay_secs: 0,
+    domains: {
+      "shop.test": {
+        selector: "relay",
+        key_path: await writeKey(dir, "shop.test.relay.pem"),
+        status: "active",
+        limits,
+      },
+    },
+    ...extra,
+  };
+}
+
+/** Creates a client for `shop.test` on `on`; returns its `id:secret` credential. */
+export async function createClient(on: SharedInstance): Promise<string> {
+  const created = (await (
+    await on.request("POST", "/clients", { name: "shop", domains: ["shop.test"] })
+  ).json()) as { client_id: string; secret: string };
+  return `${created.client_id}:${created.secret}`;
+}

@@ -29,6 +29,6 @@ export function queueRoutes(app: RelayApp, { queue }: AppDeps): void {
         ),
       },
     },
-    async (request) => ({ queue: queue.list(request.query) }),
+    async (request) => ({ queue: await queue.list(request.query) }),
   );
 }
