@@ -1,0 +1,118 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ConfigFile } from "../../src/config/schema.js";
+import { type SmtpSink, startSmtpSink } from "../fixtures/smtp-sink.js";
+import {
+  createClient,
+  createSharedDatabase,
+  firstInstanceConfig,
+  mariadbAvailable,
+  rawMessage,
+  type SharedInstance,
+  startInstance,
+  type TestSharedDatabase,
+  within,
+} from "./shared-relays.js";
+
+// One queue for every instance (RELAY_DATABASE_URL): a message accepted by one is delivered by
+// whichever instance ticks, and entries claimed by an instance killed mid-delivery go to the
+// others once their lease (2 × smtp_timeout_secs) has lapsed.
+const available = await mariadbAvailable();
+const ASYNC = { RELAY_REDIS: "", RUST_LOG: "info" };
+
+const messageIds = (sink: SmtpSink) =>
+  sink.messages.map((mail) => /^Message-ID:\s*(\S+)/im.exec(mail.raw.toString("latin1"))?.[1]);
+
+describe.skipIf(!available)("one queue shared by several relay instances", () => {
+  let database: TestSharedDatabase;
+  const instances: SharedInstance[] = [];
+  const sinks: SmtpSink[] = [];
+
+  beforeEach(async () => {
+    database = await createSharedDatabase();
+  });
+  afterEach(async () => {
+    await Promise.all(instances.splice(0).map((instance) => instance.stop("SIGKILL")));
+    await Promise.all(sinks.splice(0).map((sink) => sink.close()));
+    await database.drop();
+  });
+
+  async function instance(name: string, config: (dir: string) => ConfigFile | Promise<ConfigFile>) {
+    const started = await startInstance(name, database.url, { env: ASYNC, config });
+    instances.push(started);
+    return started;
+  }
+
+  async function accept(on: SharedInstance, count: number): Promise<string[]> {
+    const credential = await createClient(on);
+    const ids: string[] = [];
+    for (let index = 0; index < count; index++) {
+      const response = await on.request(
+        "POST",
+        "/send-raw",
+        rawMessage("vendas@shop.test", `r${index}@dest.test`),
+        credential,
+      );
+      expect(response.status).toBe(202);
+      ids.push(((await response.json()) as { message_id: string }).message_id);
+    }
+    return ids;
+  }
+
+  it("a message accepted by one instance is delivered by another, once, and both list it as sent", async () => {
+    const sink = await startSmtpSink({ tls: "none" });
+    sinks.push(sink);
+    // a never drains (no ticker); b drains every half second.
+    const a = await instance("a", (dir) => firstInstanceConfig(dir, { tick_interval_secs: 0 }));
+    const b = await instance("b", () => ({
+      tick_interval_secs: 0.5,
+      mx_override: { "dest.test": [sink.address] },
+    }));
+    const ids = await accept(a, 8);
+    await sink.waitForMessages(8, 20_000);
+    expect(new Set(messageIds(sink))).toEqual(new Set(ids));
+    await within(
+      5_000,
+      async () => {
+        const listed = (await (await a.request("GET", "/queue?estado=sent")).json()) as {
+          queue: unknown[];
+        };
+        return listed.queue.length === 8;
+      },
+      "a lists the 8 deliveries as sent",
+    );
+    expect(b.process.output()).toContain('\\"event\\":\\"delivered\\"');
+    const [bodies] = await database.query<Array<{ count: number }>>(
+      "SELECT COUNT(*) AS count FROM relay_queue_bodies",
+    );
+    expect(Number(bodies?.count)).toBe(0);
+  });
+
+  it("entries claimed by an instance killed with SIGKILL mid-delivery are delivered by another after the lease, none twice", async () => {
+    // b's destination reads each message and never answers: b is mid-delivery when killed.
+    const stalling = await startSmtpSink({ tls: "none", stall: "data" });
+    const good = await startSmtpSink({ tls: "none" });
+    sinks.push(stalling, good);
+    const a = await instance("a", (dir) => firstInstanceConfig(dir, { tick_interval_secs: 0 }));
+    const ids = await accept(a, 5);
+    const b = await instance("b", () => ({
+      tick_interval_secs: 0.2,
+      smtp_timeout_secs: 4,
+      mx_override: { "dest.test": [stalling.address] },
+    }));
+    await within(10_000, async () => stalling.stalled >= 5, "b is delivering all five");
+    await b.stop("SIGKILL");
+    const [claimed] = await database.query<Array<{ count: number }>>(
+      "SELECT COUNT(*) AS count FROM relay_queue WHERE estado = 'sending'",
+    );
+    expect(Number(claimed?.count)).toBe(5);
+
+    await instance("c", () => ({
+      tick_interval_secs: 0.2,
+      mx_override: { "dest.test": [good.address] },
+    }));
+    // The lease b took is 2 × 4 s; then c delivers every entry, each once.
+    await good.waitForMessages(5, 25_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(messageIds(good).sort()).toEqual([...ids].sort());
+  }, 90_000);
+});
