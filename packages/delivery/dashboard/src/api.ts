@@ -25,6 +25,8 @@ export class SessionEnded extends Error {
 export class KeyNeeded extends Error {}
 
 const KEY_ITEM = "delivery.apiKey";
+/** Calls whose 401 is their answer (wrong password, no refresh cookie), not an expired session. */
+const SESSIONLESS = new Set(["/auth/login", "/auth/register", "/auth/refresh", "/auth/logout"]);
 
 /** The API key, kept for this tab only (sessionStorage: never a cookie, never localStorage). */
 export const apiKey = {
@@ -66,8 +68,8 @@ export async function api<T>(path: string, options: CallOptions = {}): Promise<T
       ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
     });
   let response = await send();
-  // With the key, a 401 means the key is wrong; on /auth/* it is the answer itself.
-  if (response.status === 401 && !key && !path.startsWith("/auth/")) {
+  // With the key, a 401 means the key is wrong.
+  if (response.status === 401 && !key && !SESSIONLESS.has(path)) {
     if (!(await refreshSession())) throw new SessionEnded();
     response = await send();
     if (response.status === 401) throw new SessionEnded();

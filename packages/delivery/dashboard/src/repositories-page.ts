@@ -27,7 +27,13 @@ function latestByRepository(history: readonly HistoryRecord[]): Map<string, Hist
 }
 
 const repoLink = (repository: Repository) =>
-  h("a", { href: `#/repo/${repository.owner}/${repository.name}` }, repository.full_name);
+  h(
+    "a",
+    {
+      href: `#/repository/${encodeURIComponent(repository.owner)}/${encodeURIComponent(repository.name)}`,
+    },
+    repository.full_name,
+  );
 
 function row(repository: Repository, latest: HistoryRecord | undefined, reload: Reload) {
   const path = `${repository.owner}/${repository.name}`;

@@ -111,6 +111,7 @@ export async function repositoryPage(
   const path = `${encodeURIComponent(owner)}/${encodeURIComponent(name)}`;
   const { history } = await api<{ history: HistoryRecord[] }>(`/monitor/history/${path}`);
   const message = messageArea();
+  message.id = "actions-message";
   const run = async (what: string, url: string) => {
     showMessage(message, `${what}…`, "ok");
     try {
@@ -126,6 +127,7 @@ export async function repositoryPage(
   const tag = h("input", { id: "reprocess-tag", required: true });
   const dryRunArea = h("div", {}, h("p", { class: "muted" }, "Not listed yet."));
   const dryRunMessage = messageArea();
+  dryRunMessage.id = "dry-run-message";
   main.replaceChildren(
     h("h1", {}, `${owner}/${name}`),
     h(

@@ -45,7 +45,7 @@ export async function statusPage(main: HTMLElement): Promise<void> {
             "button",
             {
               type: "button",
-              "aria-label": `Mark ${notification.repository} ${notification.tag} as ${isRead ? "unread" : "read"}`,
+              "aria-label": `${isRead ? "Mark unread" : "Mark read"}: ${notification.repository} ${notification.tag}`,
               onclick: () => {
                 if (isRead) read.delete(notification.id);
                 else read.add(notification.id);

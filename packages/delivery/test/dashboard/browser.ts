@@ -1,0 +1,79 @@
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { makeTempDir } from "@rd/common/test-kit";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
+
+/** Debian's Chromium (`apt-get install chromium`), which CI installs where missing. */
+export const CHROMIUM = "/usr/bin/chromium";
+
+/**
+ * Whether the browser tests can run. Without Chromium they are skipped with a loud message,
+ * except under `CI=true`, where a missing browser is a failure (like a missing MariaDB).
+ */
+export function chromiumAvailable(): boolean {
+  if (existsSync(CHROMIUM)) return true;
+  if (process.env.CI === "true") {
+    throw new Error(`Chromium is required under CI=true but ${CHROMIUM} does not exist`);
+  }
+  console.warn(
+    `\n!!! Chromium is not installed at ${CHROMIUM} (apt-get install chromium): the dashboard's browser tests are SKIPPED !!!\n`,
+  );
+  return false;
+}
+
+/** A headless Chromium with a fresh profile; `close` removes the profile too. */
+export async function launchBrowser(): Promise<{
+  context: BrowserContext;
+  close(): Promise<void>;
+}> {
+  const profile = await makeTempDir("rd-chromium-");
+  const context = await chromium.launchPersistentContext(profile.path, {
+    executablePath: CHROMIUM,
+    headless: true,
+    // NOTE: without the background-networking flags, Chromium's own connections at start-up
+    // get refused on these machines and slow every launch.
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+    viewport: { width: 1280, height: 800 },
+  });
+  return {
+    context,
+    async close() {
+      await context.close();
+      await profile.remove();
+    },
+  };
+}
+
+const axeSource = readFile(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/** axe-core's serious and critical violations on the page as it is now. */
+export async function accessibilityViolations(page: Page): Promise<string[]> {
+  // NOTE: evaluated through the DevTools protocol, which the page's CSP does not govern (an
+  // injected <script> would be refused by `script-src 'self'`, as it should).
+  await page.evaluate(await axeSource);
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(): Promise<{ violations: unknown[] }> } }).axe;
+    return (await axe.run()).violations as Array<{
+      id: string;
+      impact: string;
+      help: string;
+      nodes: unknown[];
+    }>;
+  });
+  return violations
+    .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
+    .map(
+      (violation) =>
+        `${violation.id} (${violation.impact}): ${violation.help} ×${violation.nodes.length}`,
+    );
+}
