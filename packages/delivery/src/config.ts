@@ -1,3 +1,4 @@
+import { createPrivateKey } from "node:crypto";
 import { isAbsolute, resolve } from "node:path";
 import { ConfigError, deepFreeze, type EnvironmentVariable, parseLogFilter } from "@rd/common";
 
@@ -43,6 +44,8 @@ export interface Config {
   readonly releaseClaimLeaseSeconds: number;
   /** `Cache-Control: max-age` of `latest/` and prerelease channels (versioned files: a year). */
   readonly latestMaxAgeSeconds: number;
+  /** Ed25519 private key (PEM) that signs each published `SHA256SUMS`; unset: no signature. */
+  readonly releaseSigningKey: string | undefined;
   readonly telegram: {
     readonly botToken: string | undefined;
     readonly chatId: string | undefined;
@@ -130,6 +133,10 @@ export const DELIVERY_ENVIRONMENT: readonly EnvironmentVariable[] = [
     about: "Cache-Control max-age of latest/ and prerelease channels",
     default: String(DEFAULT_LATEST_MAX_AGE_SECONDS),
   },
+  {
+    name: "RELEASE_SIGNING_KEY",
+    about: "Ed25519 private key (PEM) signing SHA256SUMS; unset: unsigned",
+  },
   { name: "TELEGRAM_BOT_TOKEN", about: "Telegram bot token, with the chat id" },
   { name: "TELEGRAM_CHAT_ID", about: "Telegram chat that receives notifications" },
   { name: "TELEGRAM_API_URL", about: "Telegram Bot API base", default: DEFAULT_TELEGRAM_API_URL },
@@ -214,6 +221,31 @@ function pair(env: Env, first: string, second: string): [string | undefined, str
   return [a, b];
 }
 
+/**
+ * `RELEASE_SIGNING_KEY` as PEM text, checked to be an Ed25519 private key. NOTE: environment
+ * files (systemd, Docker) hold one line per variable, so a literal `\n` stands for a newline.
+ */
+function signingKey(env: Env): string | undefined {
+  const name = "RELEASE_SIGNING_KEY";
+  const raw = optional(env, name);
+  if (raw === undefined) return undefined;
+  const pem = raw.replaceAll("\\n", "\n");
+  let type: string | undefined;
+  try {
+    type = createPrivateKey(pem).asymmetricKeyType;
+  } catch (error) {
+    // The parser's reason names no byte of the key.
+    throw new ConfigError(
+      name,
+      `cannot be read as a PEM private key (${(error as Error).message})`,
+    );
+  }
+  if (type !== "ed25519") {
+    throw new ConfigError(name, `expected an Ed25519 private key, got ${type ?? "another kind"}`);
+  }
+  return pem;
+}
+
 /** Parses the environment once; throws `ConfigError` naming the first bad variable. */
 export function loadConfig(env: Env): Config {
   const logFilter = optional(env, "RUST_LOG");
@@ -285,6 +317,7 @@ export function loadConfig(env: Env): Config {
       0,
       365 * DAY_SECONDS,
     ),
+    releaseSigningKey: signingKey(env),
     telegram: {
       botToken,
       chatId,

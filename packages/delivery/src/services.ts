@@ -1,3 +1,4 @@
+import { createPrivateKey } from "node:crypto";
 import type { Clock, Logging } from "@rd/common";
 import type { CodeHost } from "./codehost/code-host.js";
 import type { Config } from "./config.js";
@@ -93,6 +94,10 @@ export function createServices(adapters: Adapters): AppDeps {
     clock,
     logger: adapters.logging.forTarget("delivery::releases"),
     tempDir: adapters.tempDir ?? spoolDirFor(config),
+    signingKey:
+      config.releaseSigningKey === undefined
+        ? undefined
+        : createPrivateKey(config.releaseSigningKey),
     policy: {
       staleClaimMs: config.releaseClaimLeaseSeconds * 1000,
       latestMaxAgeSeconds: config.latestMaxAgeSeconds,

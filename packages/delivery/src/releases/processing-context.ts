@@ -1,3 +1,4 @@
+import type { KeyObject } from "node:crypto";
 import type { Clock, Logger } from "@rd/common";
 import type { ReleaseSource, RepositoryLookup } from "../codehost/code-host.js";
 import { DEFAULT_LATEST_MAX_AGE_SECONDS, DEFAULT_RELEASE_CLAIM_LEASE_SECONDS } from "../config.js";
@@ -45,4 +46,6 @@ export interface ProcessingContext {
   /** Folder for zip archives while their entries are published. */
   readonly tempDir: string;
   readonly policy: ProcessingPolicy;
+  /** Signs each `SHA256SUMS` written (`RELEASE_SIGNING_KEY`, Ed25519); none: unsigned. */
+  readonly signingKey?: KeyObject | undefined;
 }

@@ -46,10 +46,12 @@ export async function runPublishPipeline(
   if (publishing.stopped) {
     return { status: "failed", parts: [planning.part, ...publishing.parts], provider };
   }
-  const manifests = await writeManifests(plan.target, publishing.files, {
-    repository: repository.fullName,
-    release,
-  });
+  const manifests = await writeManifests(
+    plan.target,
+    publishing.files,
+    { repository: repository.fullName, release },
+    context.signingKey,
+  );
   const published = [planning.part, ...publishing.parts, manifests];
 
   const sofar = joinParts(published);

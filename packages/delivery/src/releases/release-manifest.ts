@@ -1,3 +1,4 @@
+import { type KeyObject, sign } from "node:crypto";
 import { Readable } from "node:stream";
 import { messageOf } from "@rd/common";
 import type { CodeHostRelease } from "../codehost/code-host.js";
@@ -6,7 +7,7 @@ import { contentTypeFor } from "../storage/content-type.js";
 import { objectUrl, versionOf } from "./destinations.js";
 import type { PublishedFile, PublishTarget } from "./publisher.js";
 import type { ResultPart } from "./release-result.js";
-import { CHECKSUMS_FILE, MANIFEST_FILE } from "./reserved-names.js";
+import { CHECKSUMS_FILE, MANIFEST_FILE, SIGNATURE_FILE } from "./reserved-names.js";
 
 /** One file of a published folder, as its manifest lists it. */
 export interface ManifestFile {
@@ -102,12 +103,15 @@ async function putText(
 /**
  * Writes `SHA256SUMS` and `manifest.json` at the top of every folder the publication wrote to
  * (the version folder, and `latest/` or a channel when it was updated), from the checksums
- * computed while the files streamed. A failure is an error of the result (`partial`).
+ * computed while the files streamed, and with `signingKey` `SHA256SUMS.sig`: the raw 64-byte
+ * Ed25519 signature of `SHA256SUMS` (what `openssl pkeyutl -verify -rawin` checks). A failure
+ * is an error of the result (`partial`).
  */
 export async function writeManifests(
   target: PublishTarget,
   files: readonly PublishedFile[],
   { repository, release }: ManifestRelease,
+  signingKey?: KeyObject,
 ): Promise<ResultPart> {
   const { folderName, deliveryUrl } = target.placement;
   const version = versionOf(release.tag);
@@ -128,6 +132,13 @@ export async function writeManifests(
     try {
       const sums = Buffer.from(checksumLines(entries));
       await putText(target, prefix + CHECKSUMS_FILE, sums, cacheControl);
+      if (signingKey) {
+        // NOTE: Ed25519 hashes the message itself: the algorithm argument must be null.
+        await putText(target, prefix + SIGNATURE_FILE, sign(null, sums, signingKey), cacheControl);
+      } else {
+        // A signature left by an earlier, signed publication would not match these sums.
+        await target.store.delete(target.bucket, [prefix + SIGNATURE_FILE]);
+      }
       const json = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`);
       await putText(target, prefix + MANIFEST_FILE, json, cacheControl);
     } catch (error) {

@@ -56,9 +56,9 @@ export class ReleaseProcessor {
   private readonly context: ProcessingContext;
 
   constructor(private readonly deps: ReleaseProcessorDeps) {
-    const { host, locations, storage, clock, logger, tempDir } = deps;
+    const { host, locations, storage, clock, logger, tempDir, signingKey } = deps;
     const policy = { ...DEFAULT_PROCESSING_POLICY, ...deps.policy };
-    this.context = { host, locations, storage, clock, logger, tempDir, policy };
+    this.context = { host, locations, storage, clock, logger, tempDir, policy, signingKey };
   }
 
   /** Processes the latest release of `repository` unless it was already processed. */

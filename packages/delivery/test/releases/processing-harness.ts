@@ -1,3 +1,4 @@
+import type { KeyObject } from "node:crypto";
 import { join } from "node:path";
 import { createLogging } from "@rd/common";
 import { LogCapture, ManualClock, makeTempDir } from "@rd/common/test-kit";
@@ -52,6 +53,8 @@ export interface ProcessingHarness {
     storage?: StorageProviders;
     policy?: Partial<ProcessingPolicy>;
     onFinished?: (record: HistoryRecord) => Promise<void>;
+    /** Signs each SHA256SUMS (RELEASE_SIGNING_KEY). */
+    signingKey?: KeyObject;
   }): ReleaseProcessor;
   /** Registers `owner/name` on the stub and in the database. */
   addRepository(fullName: string): Promise<WatchedRepository>;
@@ -122,6 +125,7 @@ export async function createProcessingHarness(
         tempDir: join(dir.path, "tmp"),
         policy: { ...FAST_POLICY, ...options.policy },
         onFinished: options.onFinished,
+        signingKey: options.signingKey,
       });
     },
     async addRepository(fullName) {
