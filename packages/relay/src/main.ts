@@ -24,6 +24,7 @@ import type { Database } from "better-sqlite3";
 import { createAccessSettings } from "./access/access-settings.js";
 import { createAddressGate } from "./access/address-gate.js";
 import { createApiThrottle } from "./access/api-throttle.js";
+import { connectSharedWindows } from "./access/redis-throttle.js";
 import {
   type ClientAuthenticator,
   createClientAuthenticator,
@@ -236,8 +237,10 @@ async function assembleRelay(opened: OpenedState): Promise<Relay> {
       }),
     }),
   );
-  // One per-IP count for both ports: SMTP connections and AUTH attempts count as HTTP requests.
-  const throttle = createApiThrottle(() => config.current().api_rate_per_min, clock);
+  // One per-IP count for both ports: SMTP connections and AUTH attempts count as HTTP requests
+  // (with RELAY_REDIS=redis://…, HTTP requests count in that Redis, shared by every instance).
+  const redis = env.redisUrl ? await connectSharedWindows(env.redisUrl, log) : undefined;
+  const throttle = createApiThrottle(() => config.current().api_rate_per_min, clock, redis);
   // The SMTP port: a message is always in the queue before its 250; in synchronous mode its
   // delivery then starts at once (decisions, "SMTP submission").
   const smtp = await createConfiguredSubmissionServer(current, env.configPath, {
@@ -316,6 +319,7 @@ async function assembleRelay(opened: OpenedState): Promise<Relay> {
         }
         await smtpClosed;
         await ledger.close();
+        await throttle.close();
         db.close();
         await shared?.close();
         logging.flush();

@@ -4,6 +4,13 @@ import type { IpAddress } from "../addresses/ip-range.js";
 /** The throttle counts calls in fixed one-minute windows per client. */
 export const THROTTLE_WINDOW_MS = 60_000;
 
+/** Windows counted in a Redis every instance shares (`RELAY_REDIS=redis://…`, redis-throttle.ts). */
+export interface SharedWindows {
+  /** Counts one call under `key` with `limit` per `windowMs`; rejects when Redis does not answer. */
+  hit(key: string, limit: number, windowMs: number): Promise<WindowCount>;
+  close(): Promise<void>;
+}
+
 export type ThrottleVerdict = { allowed: true } | { allowed: false; retryAfterSecs: number };
 
 /** A key's window after a call: the calls counted with this one, and the ms until it ends. */
@@ -32,11 +39,23 @@ export interface ApiThrottle {
    * `current` is then `limit() + 1`.
    */
   hit(key: string): WindowCount;
+  /**
+   * `hit` for an HTTP request: counted in the shared Redis when there is one (every instance
+   * then counts in the same windows), and in this instance's windows when there is none or it
+   * does not answer, so a Redis outage never stops the API.
+   */
+  count(key: string): Promise<WindowCount>;
+  /** Closes the shared Redis connection, if any. */
+  close(): Promise<void>;
   /** `hit` for `address`, with the verdict (`limit()` of 0: always allowed, nothing counted). */
   check(address: IpAddress): ThrottleVerdict;
 }
 
-export function createApiThrottle(ratePerMinute: () => number, clock: Clock): ApiThrottle {
+export function createApiThrottle(
+  ratePerMinute: () => number,
+  clock: Clock,
+  shared?: SharedWindows,
+): ApiThrottle {
   const windows = new Map<string, { start: number; count: number }>();
   let lastSweep = clock.now().getTime();
 
@@ -66,6 +85,11 @@ export function createApiThrottle(ratePerMinute: () => number, clock: Clock): Ap
     limit: ratePerMinute,
     keyOf,
     hit,
+    async count(key) {
+      if (!shared) return hit(key);
+      return shared.hit(key, ratePerMinute(), THROTTLE_WINDOW_MS).catch(() => hit(key));
+    },
+    close: async () => shared?.close(),
     check(address) {
       const limit = ratePerMinute();
       if (limit <= 0) return { allowed: true };

@@ -20,7 +20,7 @@ export async function registerApiRateLimit(
 ): Promise<onRequestAsyncHookHandler> {
   class ThrottleStore implements FastifyRateLimitStore {
     incr(key: string, callback: (error: null, result: { current: number; ttl: number }) => void) {
-      callback(null, throttle.hit(key));
+      void throttle.count(key).then((result) => callback(null, result));
     }
     child(): FastifyRateLimitStore {
       return this;
