@@ -15,8 +15,8 @@ describe("custom headers of /send", () => {
     ).toEqual(["X-Campanha: =?UTF-8?B?T2zDoQ==?=", "In-Reply-To: <a@b>", "References: <a@b>"]);
   });
 
-  it.each([
-    ...RESERVED_HEADERS.map((name) => [name]),
+  it.each<[string]>([
+    ...RESERVED_HEADERS.map((name): [string] => [name]),
     ["bcc"],
     ["CONTENT-TYPE"],
     ["Content-Transfer-Encoding"],

@@ -141,7 +141,12 @@ describe("headers, tags and metadata of /send", () => {
   it("refuses metadata over MAX_METADATA_BYTES as JSON, and keys that are empty or too long", () => {
     const fits = { k: "v".repeat(MAX_METADATA_BYTES - '{"k":""}'.length) };
     expect(validateSendFields({ ...base, metadata: fits }).metadata).toBe(fits);
-    for (const metadata of [{ k: `${fits.k}v` }, { "": "v" }, { ["k".repeat(65)]: "v" }]) {
+    const refused: Record<string, string>[] = [
+      { k: `${fits.k}v` },
+      { "": "v" },
+      { ["k".repeat(65)]: "v" },
+    ];
+    for (const metadata of refused) {
       expect(() => validateSendFields({ ...base, metadata })).toThrow(
         expect.objectContaining({ code: "bad_metadata", status: 400 }),
       );

@@ -119,7 +119,7 @@ describe("/send with cc, bcc, reply_to, headers, attachments, tags and metadata"
 
       expect(await verifyWithDkimpy(python as string, first.raw, relay.dkimRecords())).toBe("pass");
       // Cc, Reply-To and In-Reply-To are signed: changing any of them breaks the signature.
-      for (const [was, is] of [
+      for (const [was, is] of <[string, string][]>[
         ["caio@copy.test>", "caio@copy.tesx>"],
         ["help@shop.test", "evil@shop.test"],
         ["<order-41@", "<order-42@"],
