@@ -44,6 +44,8 @@ export interface Config {
   readonly releaseClaimLeaseSeconds: number;
   /** `Cache-Control: max-age` of `latest/` and prerelease channels (versioned files: a year). */
   readonly latestMaxAgeSeconds: number;
+  /** Small files (assets up to 2 MiB, docs) a publication transfers at once. */
+  readonly publishConcurrency: number;
   /** Ed25519 private key (PEM) that signs each published `SHA256SUMS`; unset: no signature. */
   readonly releaseSigningKey: string | undefined;
   readonly telegram: {
@@ -74,6 +76,11 @@ export const DEFAULT_RELEASE_CLAIM_LEASE_SECONDS = 30 * 60;
 const DAY_SECONDS = 24 * 60 * 60;
 /** Caches keep `latest/` five minutes: a new release reaches downloaders within that. */
 export const DEFAULT_LATEST_MAX_AGE_SECONDS = 300;
+/**
+ * Six small transfers at once: enough to hide the round trips of many small assets (API call,
+ * redirect, upload each), few enough that memory stays bounded (at most 2 MiB each).
+ */
+export const DEFAULT_PUBLISH_CONCURRENCY = 6;
 const DEFAULT_TELEGRAM_API_URL = "https://api.telegram.org";
 /** S3 clients need a region even for S3-compatible servers that ignore it. */
 const DEFAULT_OBJECTSTORE_REGION = "us-east-1";
@@ -132,6 +139,11 @@ export const DELIVERY_ENVIRONMENT: readonly EnvironmentVariable[] = [
     name: "LATEST_MAX_AGE_SECONDS",
     about: "Cache-Control max-age of latest/ and prerelease channels",
     default: String(DEFAULT_LATEST_MAX_AGE_SECONDS),
+  },
+  {
+    name: "PUBLISH_CONCURRENCY",
+    about: "small files (assets up to 2 MiB, docs) transferred at once",
+    default: String(DEFAULT_PUBLISH_CONCURRENCY),
   },
   {
     name: "RELEASE_SIGNING_KEY",
@@ -317,6 +329,7 @@ export function loadConfig(env: Env): Config {
       0,
       365 * DAY_SECONDS,
     ),
+    publishConcurrency: integer(env, "PUBLISH_CONCURRENCY", DEFAULT_PUBLISH_CONCURRENCY, 1, 32),
     releaseSigningKey: signingKey(env),
     telegram: {
       botToken,

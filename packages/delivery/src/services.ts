@@ -101,6 +101,7 @@ export function createServices(adapters: Adapters): AppDeps {
     policy: {
       staleClaimMs: config.releaseClaimLeaseSeconds * 1000,
       latestMaxAgeSeconds: config.latestMaxAgeSeconds,
+      transferConcurrency: config.publishConcurrency,
     },
     onFinished: (record) => {
       publications.finished(record);

@@ -1,7 +1,11 @@
 import type { KeyObject } from "node:crypto";
 import type { Clock, Logger } from "@rd/common";
 import type { ReleaseSource, RepositoryLookup } from "../codehost/code-host.js";
-import { DEFAULT_LATEST_MAX_AGE_SECONDS, DEFAULT_RELEASE_CLAIM_LEASE_SECONDS } from "../config.js";
+import {
+  DEFAULT_LATEST_MAX_AGE_SECONDS,
+  DEFAULT_PUBLISH_CONCURRENCY,
+  DEFAULT_RELEASE_CLAIM_LEASE_SECONDS,
+} from "../config.js";
 import type { StorageProviders } from "../storage/storage-providers.js";
 import type { LocationClaim, StorageLocation } from "./location-repository.js";
 
@@ -20,6 +24,8 @@ export interface ProcessingPolicy {
   readonly maxDeclarationBytes: number;
   /** `max-age` of the objects of `latest/` and prerelease channels (LATEST_MAX_AGE_SECONDS). */
   readonly latestMaxAgeSeconds: number;
+  /** Small files (assets up to 2 MiB, docs) published at once (PUBLISH_CONCURRENCY). */
+  readonly transferConcurrency: number;
 }
 
 export const DEFAULT_PROCESSING_POLICY: ProcessingPolicy = {
@@ -29,6 +35,7 @@ export const DEFAULT_PROCESSING_POLICY: ProcessingPolicy = {
   retryDelaysMs: [1_000, 5_000],
   maxDeclarationBytes: 256 * 1024,
   latestMaxAgeSeconds: DEFAULT_LATEST_MAX_AGE_SECONDS,
+  transferConcurrency: DEFAULT_PUBLISH_CONCURRENCY,
 };
 
 /** Who may publish where: a location belongs to the first repository that publishes there. */

@@ -10,12 +10,12 @@ import { type PublishedFile, type PublishTarget, publishFile, publishZip } from 
 import type { ProcessedFile, ResultPart } from "./release-result.js";
 
 /**
- * Small binary assets (known size up to this) are published a few at once: for them the
- * round trips, not the bytes, take the time. Larger ones and zips go one at a time, so memory
- * stays bounded by one upload's buffers (see s3-store.ts) whatever the release holds.
+ * Binary assets of a known size up to this, and docs, are published several at once (up to
+ * the policy's `transferConcurrency`): for them the round trips, not the bytes, take the time.
+ * Larger assets and zips go alone, so memory stays bounded by one upload's buffers (see
+ * s3-store.ts) whatever the release holds, plus at most this much per small transfer.
  */
-const SMALL_ASSET_BYTES = 8 * 1024 * 1024;
-const SMALL_ASSET_CONCURRENCY = 4;
+const SMALL_ASSET_BYTES = 2 * 1024 * 1024;
 
 type PublishingContext = Pick<ProcessingContext, "host" | "clock" | "logger" | "policy">;
 
@@ -28,29 +28,48 @@ export interface Publishing {
   readonly stopped: boolean;
 }
 
-/** Consecutive small binaries grouped (up to the concurrency); everything else alone. */
-function artifactBatches(
-  artifacts: readonly ArtifactRule[],
-  release: CodeHostRelease,
-): ArtifactRule[][] {
-  const batches: ArtifactRule[][] = [];
-  let small: ArtifactRule[] = [];
-  for (const artifact of artifacts) {
-    const size = release.assets.find((asset) => asset.name === artifact.source)?.size;
-    if (artifact.type === "binary" && size !== undefined && size <= SMALL_ASSET_BYTES) {
-      small.push(artifact);
-      if (small.length === SMALL_ASSET_CONCURRENCY) {
-        batches.push(small);
-        small = [];
-      }
-      continue;
-    }
-    if (small.length > 0) batches.push(small);
-    small = [];
-    batches.push([artifact]);
+/** One declared file's publication, and whether it may run beside others. */
+interface Transfer {
+  readonly run: () => Promise<Published>;
+  readonly small: boolean;
+}
+
+/**
+ * Runs the transfers in declaration order: small ones up to `concurrency` at once, a large one
+ * alone (after those in flight). After a failure none starts; those in flight finish. The
+ * results are in declaration order, whatever finished first.
+ */
+async function runTransfers(
+  transfers: readonly Transfer[],
+  concurrency: number,
+): Promise<{ readonly done: readonly Published[]; readonly failure?: { reason: unknown } }> {
+  const results: Array<Published | undefined> = [];
+  const inFlight = new Set<Promise<void>>();
+  let failure: { reason: unknown } | undefined;
+  const start = (index: number, transfer: Transfer) => {
+    const running: Promise<void> = transfer
+      .run()
+      .then(
+        (published) => {
+          results[index] = published;
+        },
+        (reason: unknown) => {
+          failure ??= { reason };
+        },
+      )
+      .finally(() => inFlight.delete(running));
+    inFlight.add(running);
+  };
+  for (const [index, transfer] of transfers.entries()) {
+    const limit = transfer.small ? concurrency : 1;
+    while (inFlight.size >= limit) await Promise.race(inFlight);
+    if (failure) break;
+    start(index, transfer);
+    if (!transfer.small) await Promise.all(inFlight);
   }
-  if (small.length > 0) batches.push(small);
-  return batches;
+  await Promise.all(inFlight);
+  const done = results.filter((published) => published !== undefined);
+  return failure ? { done, failure } : { done };
 }
 
 function processedEntry(target: PublishTarget, file: PublishedFile): ProcessedFile {
@@ -188,21 +207,23 @@ export async function publishRelease(
     parts.push(published.part);
     files.push(...published.files);
   };
+  const transfers: Transfer[] = [
+    ...declaration.artifacts.map((artifact) => {
+      const size = release.assets.find((asset) => asset.name === artifact.source)?.size;
+      return {
+        run: () => publishArtifact(context, repository, release, target, artifact, claimLost),
+        small: artifact.type === "binary" && size !== undefined && size <= SMALL_ASSET_BYTES,
+      };
+    }),
+    ...declaration.docs.map((doc) => ({
+      run: () => publishDoc(context, repository, release.tag, target, doc, claimLost),
+      small: true,
+    })),
+  ];
   try {
-    for (const batch of artifactBatches(declaration.artifacts, release)) {
-      const settled = await Promise.allSettled(
-        batch.map((artifact) =>
-          publishArtifact(context, repository, release, target, artifact, claimLost),
-        ),
-      );
-      // The parts of a batch are kept in declaration order, whatever finished first.
-      for (const outcome of settled) if (outcome.status === "fulfilled") keep(outcome.value);
-      const failure = settled.find((outcome) => outcome.status === "rejected");
-      if (failure) throw failure.reason;
-    }
-    for (const doc of declaration.docs) {
-      keep(await publishDoc(context, repository, release.tag, target, doc, claimLost));
-    }
+    const { done, failure } = await runTransfers(transfers, context.policy.transferConcurrency);
+    for (const published of done) keep(published);
+    if (failure) throw failure.reason;
     // Nor is `latest/` cleaned nor are versions pruned under a claim no longer ours.
     throwIfLost(claimLost);
   } catch (error) {
