@@ -1,0 +1,97 @@
+import { Readable } from "node:stream";
+import {
+  CreateBucketCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+  S3Client,
+} from "@aws-sdk/client-s3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MOTO_CREDENTIALS, type MotoServer, startMotoServer } from "./moto-server.js";
+
+const moto = await startMotoServer();
+const BUCKET = "independent";
+const MIB = 1024 * 1024;
+
+describe.skipIf(moto === null)("the objectstore provider against moto's S3 server", () => {
+  const server = moto as MotoServer;
+  let client: S3Client;
+
+  beforeAll(async () => {
+    client = new S3Client({
+      endpoint: server.endpoint,
+      region: "us-east-1",
+      credentials: MOTO_CREDENTIALS,
+      forcePathStyle: true,
+    });
+    await client.send(new CreateBucketCommand({ Bucket: BUCKET }));
+  });
+  afterAll(async () => {
+    client?.destroy();
+    await server.close();
+  });
+
+  const body = (text: string) => Readable.from([Buffer.from(text)]);
+
+  it("follows continuation tokens to the last page of a listing", async () => {
+    const keys = Array.from({ length: 7 }, (_, n) => `paged/1.0.0/file-${n}.bin`);
+    const store = server.store({ listPageSize: 3 });
+    for (const key of keys) {
+      await store.put(BUCKET, key, body(key), { contentType: "application/octet-stream" });
+    }
+    await store.put(BUCKET, "other/x.bin", body("x"), { contentType: "text/plain" });
+    // The server does page: a first page of 3 says there is more.
+    const first = await client.send(
+      new ListObjectsV2Command({ Bucket: BUCKET, Prefix: "paged/", MaxKeys: 3 }),
+    );
+    expect(first.IsTruncated).toBe(true);
+    expect(first.NextContinuationToken).toBeTruthy();
+
+    const listed: string[] = [];
+    for await (const object of store.list(BUCKET, "paged/")) listed.push(object.key);
+    expect(listed.sort()).toEqual(keys.sort());
+  });
+
+  it("aborts a multipart upload whose source fails: no object, no upload left open", async () => {
+    const store = server.store();
+    // More than one 8 MiB part goes up before the source breaks off.
+    async function* breaking() {
+      for (let sent = 0; sent < 20 * MIB; sent += MIB) yield Buffer.alloc(MIB, 7);
+      throw new Error("the download broke off");
+    }
+    await expect(
+      store.put(BUCKET, "aborted/big.bin", Readable.from(breaking()), {
+        contentType: "application/octet-stream",
+      }),
+    ).rejects.toThrow("the download broke off");
+    const listed: string[] = [];
+    for await (const object of store.list(BUCKET, "aborted/")) listed.push(object.key);
+    expect(listed).toEqual([]);
+    const uploads = await client.send(new ListMultipartUploadsCommand({ Bucket: BUCKET }));
+    expect(uploads.Uploads ?? []).toEqual([]);
+  });
+
+  it("writes a multipart object intact, with its metadata", async () => {
+    const store = server.store();
+    const size = 17 * MIB + 5;
+    const data = Buffer.alloc(size);
+    for (let i = 0; i < size; i++) data[i] = (i * 31) & 0xff;
+    const stored = await store.put(BUCKET, "multi/blob.bin", Readable.from([data]), {
+      contentType: "application/octet-stream",
+      cacheControl: "public, max-age=31536000, immutable",
+    });
+    expect(stored.size).toBe(size);
+    const answer = await fetch(`${server.endpoint}/${BUCKET}/multi/blob.bin`);
+    expect(answer.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    expect(Buffer.from(await answer.arrayBuffer()).equals(data)).toBe(true);
+  });
+
+  it("deletes the given keys and ignores keys that do not exist", async () => {
+    const store = server.store();
+    await store.put(BUCKET, "gone/a.bin", body("a"), { contentType: "text/plain" });
+    await store.put(BUCKET, "gone/b.bin", body("b"), { contentType: "text/plain" });
+    await store.delete(BUCKET, ["gone/a.bin", "gone/never-there.bin"]);
+    const listed: string[] = [];
+    for await (const object of store.list(BUCKET, "gone/")) listed.push(object.key);
+    expect(listed).toEqual(["gone/b.bin"]);
+  });
+});
