@@ -48,6 +48,10 @@ export interface BenchRelay {
 export async function startBenchRelay(options: {
   asyncMode: boolean;
   destination: Destination;
+  /** More environment variables (`RELAY_DATABASE_URL` for instances sharing a database). */
+  env?: Readonly<Record<string, string>>;
+  /** Node options for the relay process (`--cpu-prof …` for a profile). */
+  nodeArgs?: readonly string[];
 }): Promise<BenchRelay> {
   if (!existsSync(join(PACKAGE_DIR, "dist/cli.js"))) {
     throw new Error("the relay is not compiled: run `npm run build` first");
@@ -74,12 +78,14 @@ export async function startBenchRelay(options: {
       default_domain_limits: { per_hour: 0, per_day: 0 },
     }),
   );
-  const child = spawn(process.execPath, [join(PACKAGE_DIR, "bin/relay.js"), "serve"], {
+  const args = [...(options.nodeArgs ?? []), join(PACKAGE_DIR, "bin/relay.js"), "serve"];
+  const child = spawn(process.execPath, args, {
     env: {
       PATH: process.env.PATH,
       RELAY_CONFIG: configPath,
       RELAY_AUTH_TOKEN: ADMIN_TOKEN,
       ...(options.asyncMode && { RELAY_REDIS: "" }),
+      ...options.env,
       // The ledger stays on (its cost is part of a send); the bench reads it.
       RUST_LOG: "info",
     },
