@@ -18,6 +18,7 @@ import {
   startSinkProcess,
 } from "./postfix-anchor.js";
 import { quantile, type RelayPhase, type RelayPhaseResult, runRelayPhase } from "./relay-phases.js";
+import { runSplitPhase, type SharedPair, startSharedPair } from "./shared-instances.js";
 
 const KIB = 1024;
 const MIB = 1024 * 1024;
@@ -67,14 +68,17 @@ async function main(): Promise<void> {
   const destination: Destination = sink ?? fixtureDestination(fixture as SmtpSink);
   let postfix: PostfixInstance | undefined;
   let relays: BenchRelay[] = [];
+  let pair: SharedPair | undefined;
   try {
     postfix = sink && (await startPostfix(sink));
     const asyncRelay = await startBenchRelay({ asyncMode: true, destination });
     relays = [asyncRelay];
     const syncRelay = await startBenchRelay({ asyncMode: false, destination });
     relays = [asyncRelay, syncRelay];
-    await runPhases(postfix, asyncRelay, syncRelay, destination);
+    pair = await startSharedPair(destination);
+    await runPhases(postfix, asyncRelay, syncRelay, destination, pair);
   } finally {
+    await pair?.close();
     await Promise.all(relays.map((relay) => relay.close()));
     await postfix?.close();
     await sink?.close();
@@ -94,12 +98,15 @@ function fixtureDestination(fixture: SmtpSink): Destination {
 }
 
 const rows: Row[] = [];
+let sharedRatio =
+  "two instances on one MariaDB: not measured (MariaDB not reachable at 127.0.0.1:3306)";
 
 async function runPhases(
   postfix: PostfixInstance | undefined,
   asyncRelay: BenchRelay,
   syncRelay: BenchRelay,
   destination: Destination,
+  pair: SharedPair | undefined,
 ): Promise<void> {
   const log = (row: Row) => {
     rows.push(row);
@@ -135,11 +142,14 @@ async function runPhases(
 
   const small = await postfix?.run({ ...SMALL, sessions: SMALL.concurrency });
   postfixRow("Postfix, smtp-source → postfix → smtp-sink, 1 KiB (anchor)", small);
-  relayRow(
-    "relay async /send-raw, 1 KiB",
-    await runRelayPhase(asyncRelay, destination, phase("http", SMALL)),
-    small,
-  );
+  const single = await runRelayPhase(asyncRelay, destination, phase("http", SMALL));
+  relayRow("relay async /send-raw, 1 KiB", single, small);
+  if (pair) {
+    await runSplitPhase(pair.relays, destination, phase("http", { ...SMALL, messages: WARMUP }));
+    const shared = await runSplitPhase(pair.relays, destination, phase("http", SMALL));
+    relayRow("relay async /send-raw, 2 instances on one MariaDB, 1 KiB", shared, small);
+    sharedRatio = `two instances on one MariaDB against one SQLite instance (issue 15): accepted ${ratio(shared.acceptedPerSec, single.acceptedPerSec)}, end to end ${ratio(shared.endToEndPerSec, single.endToEndPerSec)}`;
+  }
   relayRow(
     "relay sync /send-raw, 1 KiB",
     await runRelayPhase(syncRelay, destination, phase("http", SMALL)),
@@ -183,6 +193,7 @@ function printTable(withPostfix: boolean): void {
   );
   console.log("|---|---|---|---|---|---|---|---|---|");
   for (const row of rows) console.log(`| ${format(row)} |`);
+  console.log(`\n${sharedRatio}`);
 }
 
 await main();

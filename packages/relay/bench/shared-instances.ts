@@ -1,0 +1,81 @@
+/**
+ * Two relay instances on one MariaDB database (`RELAY_DATABASE_URL`, issue 15), asynchronous,
+ * measured beside the single SQLite instance of the same run: the load is split between them
+ * (half the messages and half the concurrency each), and the destination must receive every
+ * message. Skipped, and said so, when MariaDB is not at 127.0.0.1:3306.
+ */
+import { randomBytes } from "node:crypto";
+import { MARIADB, serviceAvailable } from "@rd/common/test-kit";
+import { createConnection } from "mysql2/promise";
+import { type BenchRelay, type Destination, startBenchRelay } from "./bench-relay.js";
+import { type RelayPhase, type RelayPhaseResult, runRelayPhase } from "./relay-phases.js";
+
+export interface SharedPair {
+  readonly relays: readonly [BenchRelay, BenchRelay];
+  close(): Promise<void>;
+}
+
+/** Starts the two instances on a fresh database of their own; undefined without MariaDB. */
+export async function startSharedPair(destination: Destination): Promise<SharedPair | undefined> {
+  if (!(await serviceAvailable(MARIADB))) return undefined;
+  const root = `mysql://root@${MARIADB.host}:${MARIADB.port}`;
+  const name = `relay_bench_${randomBytes(4).toString("hex")}`;
+  const admin = await createConnection(root);
+  await admin.query(`CREATE DATABASE \`${name}\``);
+  const started: BenchRelay[] = [];
+  const close = async () => {
+    await Promise.all(started.map((relay) => relay.close()));
+    await admin.query(`DROP DATABASE IF EXISTS \`${name}\``);
+    await admin.end();
+  };
+  try {
+    // One after the other: the first imports the domain, the second finds it.
+    for (const instance of ["bench-1", "bench-2"]) {
+      started.push(
+        await startBenchRelay({
+          asyncMode: true,
+          destination,
+          env: { RELAY_DATABASE_URL: `${root}/${name}`, RELAY_INSTANCE: instance },
+        }),
+      );
+    }
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { relays: started as unknown as readonly [BenchRelay, BenchRelay], close };
+}
+
+/**
+ * `phase` split across the instances at the same time. Accepted: every message over the longer
+ * of the two acceptance times; end to end: every message over the time until the destination has
+ * them all; CPU per message: both processes' time over all messages; RSS: the larger.
+ */
+export async function runSplitPhase(
+  relays: readonly BenchRelay[],
+  destination: Destination,
+  phase: RelayPhase,
+): Promise<RelayPhaseResult> {
+  const before = destination.delivered();
+  const started = performance.now();
+  const share = {
+    messages: phase.messages / relays.length,
+    concurrency: phase.concurrency / relays.length,
+  };
+  const results = await Promise.all(
+    relays.map((relay) => runRelayPhase(relay, destination, { ...phase, ...share })),
+  );
+  await destination.waitFor(before + phase.messages);
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = results.map((result) => result.cpuMsPerMessage);
+  return {
+    acceptedPerSec:
+      phase.messages / Math.max(...results.map((result) => share.messages / result.acceptedPerSec)),
+    endToEndPerSec: phase.messages / seconds,
+    latencies: results.flatMap((result) => result.latencies).sort((a, b) => a - b),
+    cpuMsPerMessage: cpu.includes(null)
+      ? null
+      : cpu.reduce((sum: number, value) => sum + (value ?? 0), 0) / relays.length,
+    peakRssKib: Math.max(...results.map((result) => result.peakRssKib ?? 0)) || null,
+  };
+}
