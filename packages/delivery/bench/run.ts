@@ -8,21 +8,26 @@
  *
  * Each phase publishes one release through `POST /monitor/check/{owner}/{repo}` and reports
  * the wall time, the throughput, and the service process's peak resident memory in that phase
- * (Linux `VmHWM`, reset through `/proc/<pid>/clear_refs`). Beside it, a "plain copy" moves the
- * same bytes from the same stub to a file on the same disk (fetch + write, no service).
+ * (Linux `VmHWM`, reset through `/proc/<pid>/clear_refs`). Beside it, two "plain copies" move
+ * the same bytes from the same stub without the service: Node (fetch, then a file on the same
+ * disk, or one S3 upload with the service's client settings) and, for local storage, the
+ * native `curl -o` (one process, every asset in turn over one connection). No native S3 client
+ * is installed here (no AWS CLI), so the object store's only baseline is the SDK upload. The
+ * ratios are the plain copy's seconds over the service's (1.00: as fast; above: faster).
  *
  * Every phase is checked: errors in the result, or a stored size that differs, fail the run.
  * Figures go to stdout as a Markdown table.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { createWriteStream, existsSync } from "node:fs";
-import { stat } from "node:fs/promises";
+import { rm, stat } from "node:fs/promises";
 import { request } from "node:http";
 import { cpus } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { freePort, makeTempDir, peakRssKib, resetPeakRss } from "@rd/common/test-kit";
 import { startGithubStub } from "../test/fixtures/github-stub.js";
 import { createReleaseStub } from "../test/releases/release-stub.js";
@@ -99,6 +104,33 @@ function row(cells: Array<string | number>): string {
   return `| ${cells.join(" | ")} |`;
 }
 
+/**
+ * The native plain copy: one `curl` process fetching every asset in turn (through the stub's
+ * redirect, over one kept-alive connection) to files on the same disk. Returns its seconds.
+ */
+async function curlCopy(
+  stubUrl: string,
+  fullName: string,
+  assets: ReadonlyArray<{ readonly id: number }>,
+  folder: string,
+  index: number,
+): Promise<number> {
+  const targets = assets.flatMap((asset, n) => [
+    "-o",
+    join(folder, `curl-${index}-${n}.bin`),
+    `${stubUrl}/repos/${fullName}/releases/assets/${asset.id}`,
+  ]);
+  const started = performance.now();
+  await promisify(execFile)(
+    "curl",
+    ["-sS", "--fail", "-L", "-H", "Accept: application/octet-stream", ...targets],
+    { maxBuffer: 1024 * 1024 },
+  );
+  const seconds = (performance.now() - started) / 1000;
+  for (const [n] of assets.entries()) await rm(join(folder, `curl-${index}-${n}.bin`));
+  return seconds;
+}
+
 async function main(): Promise<void> {
   if (!existsSync(join(PACKAGE_DIR, "dist/cli.js"))) {
     throw new Error("the delivery service is not compiled: run `npm run build` first");
@@ -111,7 +143,9 @@ async function main(): Promise<void> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
 
-  const child = spawn(process.execPath, [join(PACKAGE_DIR, "bin/delivery.js"), "serve"], {
+  // The option the launcher's shebang and the systemd units give Node (see README, Memory).
+  const node = [process.execPath, "--max-semi-space-size=2"] as const;
+  const child = spawn(node[0], [node[1], join(PACKAGE_DIR, "bin/delivery.js"), "serve"], {
     env: {
       PATH: process.env.PATH,
       HOST: "127.0.0.1",
@@ -198,6 +232,10 @@ async function main(): Promise<void> {
         if (copied !== phase.assets[n]) throw new Error("plain copy: size mismatch");
       }
       const copySeconds = (performance.now() - copyStarted) / 1000;
+      const curlSeconds =
+        phase.provider === "local"
+          ? await curlCopy(stub.url, fullName, release.assets, dir.path, index)
+          : null;
 
       const mib = totalBytes / MIB;
       rows.push(
@@ -208,7 +246,9 @@ async function main(): Promise<void> {
           (mib / seconds).toFixed(1),
           peakKib === null ? "n/a" : (peakKib / 1024).toFixed(0),
           copySeconds.toFixed(2),
-          (mib / copySeconds).toFixed(1),
+          curlSeconds === null ? "n/a (no native S3 client)" : curlSeconds.toFixed(2),
+          `${(copySeconds / seconds).toFixed(2)}×`,
+          curlSeconds === null ? "n/a" : `${(curlSeconds / seconds).toFixed(2)}×`,
         ]),
       );
       console.error(`done: ${rows.at(-1)}`);
@@ -225,11 +265,13 @@ async function main(): Promise<void> {
         "seconds",
         "MiB/s",
         "peak RSS (MiB)",
-        "plain copy (s)",
-        "plain copy MiB/s",
+        "Node copy (s)",
+        "curl -o (s)",
+        "vs Node copy",
+        "vs curl",
       ]),
     );
-    console.log(row(["---", "---", "---", "---", "---", "---", "---"]));
+    console.log(row(["---", "---", "---", "---", "---", "---", "---", "---", "---"]));
     for (const line of rows) console.log(line);
   } finally {
     child.kill("SIGTERM");

@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { messageOf } from "@rd/common";
 import type { CodeHostRelease } from "../codehost/code-host.js";
 import { NoRelease, ReleaseNotFound, RepositoryNotFound } from "../errors.js";
@@ -158,6 +159,9 @@ export class ReleaseProcessor {
     logger.info("processing release", log);
     const started = performance.now();
     const claimLost = new AbortController();
+    // Each transfer in flight listens to it (its download and its retry wait): with
+    // PUBLISH_CONCURRENCY of them, more than Node's default of 10 is no leak.
+    setMaxListeners(4 * this.context.policy.transferConcurrency + 10, claimLost.signal);
     const ran = await this.publishUnderClaim(
       claim,
       claimLost,
