@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { type QueueEntry, QueueStateSchema } from "../state/queue-entry.js";
+import { QueueStateSchema } from "../state/queue-entry.js";
 import type { QueueStore } from "../state/queue-repository.js";
 import type { QueueWorker, TickReport } from "./queue-worker.js";
 

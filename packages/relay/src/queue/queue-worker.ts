@@ -236,7 +236,14 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
   function widen(run: Drain): void {
     const waiting = () => run.next < run.due.length || (run.continuous && run.stale);
     while (!stopping && run.lanes.size < run.width && waiting()) {
-      const started: Promise<void> = lane(run).finally(() => run.lanes.delete(started));
+      // A lane that fails outside an entry's attempt (its store did not answer a read or a
+      // claim) ends; the drain reports it, and the entries wait for the next one.
+      const started: Promise<void> = lane(run)
+        .catch((error: unknown) => {
+          run.report.ok = false;
+          logger.error("queue drain lane stopped", { error: messageOf(error) });
+        })
+        .finally(() => run.lanes.delete(started));
       run.lanes.add(started);
     }
   }

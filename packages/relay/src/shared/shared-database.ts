@@ -55,6 +55,27 @@ export interface SharedSchema {
 
 export type SharedDb = Kysely<SharedSchema>;
 
+/** A transaction InnoDB chose as a deadlock victim (or whose lock wait timed out) is tried again. */
+const RETRIES = 4;
+/** mysql2's errno of ER_LOCK_DEADLOCK and ER_LOCK_WAIT_TIMEOUT. */
+const RETRYABLE_ERRNOS = new Set([1213, 1205]);
+
+/**
+ * Runs `work` (one transaction), again when InnoDB rolled it back as a deadlock victim: under
+ * concurrent claims, finishes and inserts on the queue's indexes that is expected, and the
+ * documented answer is to retry the transaction.
+ */
+export async function retryingDeadlocks<T>(work: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      const errno = (error as { errno?: number }).errno;
+      if (attempt >= RETRIES || errno === undefined || !RETRYABLE_ERRNOS.has(errno)) throw error;
+    }
+  }
+}
+
 /** Connections per instance: the quota transactions of concurrent sends, the refresh, the API. */
 const POOL_SIZE = 10;
 /** A connection attempt longer than this counts as "database unreachable". */

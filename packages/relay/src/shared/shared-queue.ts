@@ -2,7 +2,7 @@ import type { Logger } from "@rd/common";
 import { sql } from "kysely";
 import { QUEUE_STATES, type QueueEntry, type QueueState } from "../state/queue-entry.js";
 import type { NewQueueEntry, QueueRow, QueueStore } from "../state/queue-repository.js";
-import type { SharedDb } from "./shared-database.js";
+import { retryingDeadlocks, type SharedDb } from "./shared-database.js";
 import { sharedDatabaseUnavailable } from "./shared-quota.js";
 
 /** Due entries one read returns; a drain reads again when it has worked through them. */
@@ -95,39 +95,47 @@ export function createSharedQueue(deps: {
     pk: number,
     change: { estado: "sent" | "failed"; attempts: number; lastError: string | null; now: number },
   ): Promise<void> {
-    await db.transaction().execute(async (trx) => {
-      const row = await trx
-        .updateTable("relay_queue")
-        .set({
-          estado: change.estado,
-          attempts: change.attempts,
-          ...(change.lastError !== null && { last_error: change.lastError }),
-          updated_at: change.now,
-          finished_at: change.now,
-          lease_until: null,
-        })
-        .where("pk", "=", pk)
-        .executeTakeFirst();
-      if (Number(row.numUpdatedRows) === 0) return;
-      await sql`
+    await retryingDeadlocks(() =>
+      db.transaction().execute(async (trx) => {
+        const row = await trx
+          .updateTable("relay_queue")
+          .set({
+            estado: change.estado,
+            attempts: change.attempts,
+            ...(change.lastError !== null && { last_error: change.lastError }),
+            updated_at: change.now,
+            finished_at: change.now,
+            lease_until: null,
+          })
+          .where("pk", "=", pk)
+          .executeTakeFirst();
+        if (Number(row.numUpdatedRows) === 0) return;
+        await sql`
         DELETE b FROM relay_queue_bodies b JOIN relay_queue q ON q.body_id = b.id
          WHERE q.pk = ${pk}
            AND NOT EXISTS (SELECT 1 FROM relay_queue p
                             WHERE p.body_id = b.id AND p.estado IN ('queued', 'sending'))
       `.execute(trx);
-    });
+      }),
+    );
   }
 
   return {
     insert: (entries, now) =>
-      guarded(() => db.transaction().execute((trx) => insertRows(trx, entries, now))),
+      guarded(() =>
+        retryingDeadlocks(() => db.transaction().execute((trx) => insertRows(trx, entries, now))),
+      ),
     insertGroups: (groups) =>
       guarded(() =>
-        db.transaction().execute(async (trx) => {
-          const result: number[][] = [];
-          for (const { entries, now } of groups) result.push(await insertRows(trx, entries, now));
-          return result;
-        }),
+        retryingDeadlocks(() =>
+          db.transaction().execute(async (trx) => {
+            const result: number[][] = [];
+            for (const { entries, now } of groups) {
+              result.push(await insertRows(trx, entries, now));
+            }
+            return result;
+          }),
+        ),
       ),
     // NOTE: InnoDB's commit is durable when it returns (innodb_flush_log_at_trx_commit = 1).
     syncCommitted: async () => undefined,
@@ -159,52 +167,54 @@ export function createSharedQueue(deps: {
       return rows.map((row) => Number(row.pk));
     },
     claim: (pk, now) =>
-      db.transaction().execute(async (trx) => {
-        const row = await trx
-          .selectFrom("relay_queue")
-          .selectAll()
-          .where("pk", "=", pk)
-          .where((eb) =>
-            eb.or([
-              eb.and([eb("estado", "=", "queued"), eb("next_attempt_at", "<=", now)]),
-              eb.and([eb("estado", "=", "sending"), eb("lease_until", "<", now)]),
-            ]),
-          )
-          .forUpdate()
-          .skipLocked()
-          .executeTakeFirst();
-        if (!row) return undefined;
-        await trx
-          .updateTable("relay_queue")
-          .set({ estado: "sending", updated_at: now, lease_until: now + deps.leaseSecs() })
-          .where("pk", "=", pk)
-          .execute();
-        const body =
-          row.body_id === null
-            ? undefined
-            : await trx
-                .selectFrom("relay_queue_bodies")
-                .select("body")
-                .where("id", "=", row.body_id)
-                .executeTakeFirst();
-        const claimed: QueueRow = {
-          pk: Number(row.pk),
-          message_id: row.message_id,
-          client_id: row.client_id,
-          envelope_from: row.envelope_from,
-          rcpt: row.rcpt,
-          estado: "sending",
-          attempts: Number(row.attempts),
-          next_attempt_at: Number(row.next_attempt_at),
-          last_error: row.last_error,
-          created_at: Number(row.created_at),
-          spool_file: null,
-          updated_at: now,
-          finished_at: null,
-          ...(body && { body: Buffer.from(body.body) }),
-        };
-        return claimed;
-      }),
+      retryingDeadlocks(() =>
+        db.transaction().execute(async (trx) => {
+          const row = await trx
+            .selectFrom("relay_queue")
+            .selectAll()
+            .where("pk", "=", pk)
+            .where((eb) =>
+              eb.or([
+                eb.and([eb("estado", "=", "queued"), eb("next_attempt_at", "<=", now)]),
+                eb.and([eb("estado", "=", "sending"), eb("lease_until", "<", now)]),
+              ]),
+            )
+            .forUpdate()
+            .skipLocked()
+            .executeTakeFirst();
+          if (!row) return undefined;
+          await trx
+            .updateTable("relay_queue")
+            .set({ estado: "sending", updated_at: now, lease_until: now + deps.leaseSecs() })
+            .where("pk", "=", pk)
+            .execute();
+          const body =
+            row.body_id === null
+              ? undefined
+              : await trx
+                  .selectFrom("relay_queue_bodies")
+                  .select("body")
+                  .where("id", "=", row.body_id)
+                  .executeTakeFirst();
+          const claimed: QueueRow = {
+            pk: Number(row.pk),
+            message_id: row.message_id,
+            client_id: row.client_id,
+            envelope_from: row.envelope_from,
+            rcpt: row.rcpt,
+            estado: "sending",
+            attempts: Number(row.attempts),
+            next_attempt_at: Number(row.next_attempt_at),
+            last_error: row.last_error,
+            created_at: Number(row.created_at),
+            spool_file: null,
+            updated_at: now,
+            finished_at: null,
+            ...(body && { body: Buffer.from(body.body) }),
+          };
+          return claimed;
+        }),
+      ),
     async reschedule(pk, { attempts, lastError, nextAttemptAt, now }) {
       await db
         .updateTable("relay_queue")

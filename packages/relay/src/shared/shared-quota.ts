@@ -2,13 +2,7 @@ import { type Logger, messageOf } from "@rd/common";
 import { sql } from "kysely";
 import { Errors } from "../errors.js";
 import type { QuotaWindow, SharedQuotaRepository } from "../state/quota-repository.js";
-import type { SharedDb } from "./shared-database.js";
-
-/** A transaction InnoDB chose as a deadlock victim is tried again this many times. */
-const DEADLOCK_RETRIES = 3;
-
-/** mysql2's errno of a deadlock (ER_LOCK_DEADLOCK) and of a lock wait timeout. */
-const RETRYABLE_ERRNOS = new Set([1213, 1205]);
+import { retryingDeadlocks, type SharedDb } from "./shared-database.js";
 
 /** The send is refused whole when the shared database cannot count it (nothing accepted). */
 export function sharedDatabaseUnavailable(cause: unknown, logger: Logger): Error {
@@ -81,18 +75,12 @@ export function createSharedQuotaRepository(db: SharedDb, logger: Logger): Share
 
   return {
     async consume(domain, recipients, windows) {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          const full = await charge(domain, recipients, windows);
-          if (!full) prune(domain, windows);
-          return full;
-        } catch (error) {
-          const errno = (error as { errno?: number }).errno;
-          if (errno !== undefined && RETRYABLE_ERRNOS.has(errno) && attempt < DEADLOCK_RETRIES) {
-            continue;
-          }
-          throw sharedDatabaseUnavailable(error, logger);
-        }
+      try {
+        const full = await retryingDeadlocks(() => charge(domain, recipients, windows));
+        if (!full) prune(domain, windows);
+        return full;
+      } catch (error) {
+        throw sharedDatabaseUnavailable(error, logger);
       }
     },
     refund(domain, recipients, windows) {
