@@ -29,7 +29,7 @@ fi
 #    not compiled for a build that never loads them; `npm ci` makes a development tree again).
 cd "$ROOT"
 if [ ! -x node_modules/.bin/tsc ]; then
-  npm ci --ignore-scripts --no-audit --no-fund
+  npm ci --ignore-scripts --no-audit --no-fund --prefer-offline
 fi
 npm run --silent build
 
@@ -51,13 +51,14 @@ for name in "${PACKAGES[@]}"; do
   if [ -d "packages/$name/bin" ]; then cp -R "packages/$name/bin" "$TARGET/packages/$name/"; fi
 done
 
-# 3. Runtime dependencies only, exactly as locked. The root scripts (prepare builds with tsc)
+# 3. Runtime dependencies only, exactly as locked (from npm's cache where it holds them: a
+#    registry that stalls then fails the install less often). The root scripts (prepare builds with tsc)
 #    belong to the checkout, not to the install. The native modules (better-sqlite3, bcrypt)
 #    are compiled here, for the Node.js on PATH (against the headers npm_config_nodedir names,
 #    when set), then loaded as a check.
 cd "$TARGET"
 npm pkg delete scripts
-npm ci --omit=dev --no-audit --no-fund
+npm ci --omit=dev --no-audit --no-fund --prefer-offline
 node --input-type=module -e '
   const { default: Database } = await import("better-sqlite3");
   const { default: bcrypt } = await import("bcrypt");

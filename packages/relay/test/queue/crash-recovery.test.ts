@@ -147,7 +147,8 @@ describe("crash recovery of the real process", () => {
 
     // Nothing left: a second tick finds no work.
     expect(JSON.parse((await runRelay(["tick"], env)).stdout)).toMatchObject({ tentados: 0 });
-  });
+    // Two starts, a kill and two `relay tick` processes: more than the default 30 s on a busy machine.
+  }, 90_000);
 
   it("the internal ticker drains the queue on its own, and stops with the process (exit 0)", async () => {
     const mx = await sink({ tls: "none" });
