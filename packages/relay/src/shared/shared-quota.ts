@@ -4,6 +4,9 @@ import { Errors } from "../errors.js";
 import type { QuotaWindow, SharedQuotaRepository } from "../state/quota-repository.js";
 import { retryingDeadlocks, type SharedDb } from "./shared-database.js";
 
+/** Counter rows remembered as existing; past this many (domains × windows) the memory starts over. */
+const KNOWN_ROWS_LIMIT = 10_000;
+
 /** The send is refused whole when the shared database cannot count it (nothing accepted). */
 export function sharedDatabaseUnavailable(cause: unknown, logger: Logger): Error {
   logger.error("the shared database did not answer", { error: messageOf(cause) });
@@ -22,15 +25,27 @@ export function sharedDatabaseUnavailable(cause: unknown, logger: Logger): Error
  */
 export function createSharedQuotaRepository(db: SharedDb, logger: Logger): SharedQuotaRepository {
   const table = "relay_quota_usage" as const;
+  // Counter rows known to exist: a window's row is created once and never deleted while the
+  // window runs (only earlier windows are pruned), so a charge in a known window goes straight
+  // to the locking transaction, and a new window is when earlier ones are pruned.
+  const known = new Set<string>();
+  const rowKey = (domain: string, window: QuotaWindow) =>
+    `${domain}\0${window.period}\0${window.start}`;
 
   async function charge(domain: string, recipients: number, windows: readonly QuotaWindow[]) {
-    await db
-      .insertInto(table)
-      .ignore()
-      .values(
-        windows.map((w) => ({ domain, period: w.period, window_start: w.start, recipients: 0 })),
-      )
-      .execute();
+    const fresh = windows.filter((window) => !known.has(rowKey(domain, window)));
+    if (fresh.length > 0) {
+      await db
+        .insertInto(table)
+        .ignore()
+        .values(
+          fresh.map((w) => ({ domain, period: w.period, window_start: w.start, recipients: 0 })),
+        )
+        .execute();
+      prune(domain, fresh);
+      if (known.size >= KNOWN_ROWS_LIMIT) known.clear();
+      for (const window of fresh) known.add(rowKey(domain, window));
+    }
     return db.transaction().execute(async (trx) => {
       const used: number[] = [];
       for (const window of windows) {
@@ -76,9 +91,7 @@ export function createSharedQuotaRepository(db: SharedDb, logger: Logger): Share
   return {
     async consume(domain, recipients, windows) {
       try {
-        const full = await retryingDeadlocks(() => charge(domain, recipients, windows));
-        if (!full) prune(domain, windows);
-        return full;
+        return await retryingDeadlocks(() => charge(domain, recipients, windows));
       } catch (error) {
         throw sharedDatabaseUnavailable(error, logger);
       }
