@@ -271,7 +271,7 @@ async function assembleRelay(opened: OpenedState): Promise<Relay> {
     queue: createQueueService({ repository: queue, worker: queueWorker }),
     metrics,
     readiness: createRelayReadiness({
-      readDatabase: () => queueRepository.countByState(),
+      readDatabase: () => shared?.checkReachable() ?? queueRepository.countByState(),
       stateDir: env.dbDir,
     }),
   });

@@ -29,6 +29,8 @@ export interface SharedState {
    * wait (the metrics' scrape); every call past that age starts a new read.
    */
   queueCounts(): Record<QueueState, number>;
+  /** Throws while the last refresh could not read the database (for `GET /ready`). */
+  checkReachable(): void;
   /** Stops the refresh and closes the pool. */
   close(): Promise<void>;
 }
@@ -105,6 +107,9 @@ export async function openSharedState(deps: {
     clients,
     quota: createSharedQuotaRepository(db, logger),
     queue,
+    checkReachable() {
+      if (failing) throw new Error("the shared database did not answer the last refresh");
+    },
     queueCounts() {
       if (Date.now() - countedAt >= SHARED_REFRESH_MS && !closed) {
         countedAt = Date.now();

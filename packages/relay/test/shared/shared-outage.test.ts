@@ -85,6 +85,11 @@ describe.skipIf(!available)("a relay instance that loses its shared database", (
       expect((await send()).status).toBe(202);
 
       await proxy.cut();
+      await within(
+        5_000,
+        async () => (await relay.request("GET", "/ready")).status === 503,
+        "not ready",
+      );
       const refused = await send();
       expect(refused.status).toBe(503);
       expect(await refused.json()).toMatchObject({ error: "unavailable" });
@@ -95,6 +100,7 @@ describe.skipIf(!available)("a relay instance that loses its shared database", (
 
       await proxy.restore();
       await within(10_000, async () => (await send()).status === 202, "sends are accepted again");
+      await within(5_000, async () => (await relay.request("GET", "/ready")).ok, "ready again");
       expect(relay.process.output()).toContain("shared database");
     } finally {
       await proxy.close().catch(() => undefined);
