@@ -87,6 +87,35 @@ describe.skipIf(!available)("one queue shared by several relay instances", () =>
     expect(Number(bodies?.count)).toBe(0);
   });
 
+  it("in synchronous mode a send is delivered within the request and recorded in the shared queue", async () => {
+    const sink = await startSmtpSink({ tls: "none" });
+    sinks.push(sink);
+    const a = await startInstance("a", database.url, {
+      env: { RUST_LOG: "info" },
+      config: (dir) =>
+        firstInstanceConfig(dir, {
+          sync_retry_delays_secs: [0],
+          mx_override: { "dest.test": [sink.address] },
+        }),
+    });
+    instances.push(a);
+    const credential = await createClient(a);
+    const response = await a.request(
+      "POST",
+      "/send-raw",
+      rawMessage("vendas@shop.test", "ana@dest.test"),
+      credential,
+    );
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { message_id: string; results: Array<{ ok: boolean }> };
+    expect(body.results[0]?.ok).toBe(true);
+    expect(messageIds(sink)).toEqual([body.message_id]);
+    const rows = await database.query<Array<{ estado: string; attempts: number }>>(
+      "SELECT estado, attempts FROM relay_queue",
+    );
+    expect(rows).toEqual([{ estado: "sent", attempts: 1 }]);
+  });
+
   it("entries claimed by an instance killed with SIGKILL mid-delivery are delivered by another after the lease, none twice", async () => {
     // b's destination reads each message and never answers: b is mid-delivery when killed.
     const stalling = await startSmtpSink({ tls: "none", stall: "data" });
