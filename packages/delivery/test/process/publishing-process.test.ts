@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { buffer } from "node:stream/consumers";
 import { makeTempDir } from "@rd/common/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RESERVED_NAMES } from "../../src/releases/reserved-names.js";
 import { INCOMING_DIR } from "../../src/storage/local-store.js";
 import type { ObjectStore } from "../../src/storage/object-store.js";
 import { type GithubStub, startGithubStub } from "../fixtures/github-stub.js";
@@ -124,15 +125,21 @@ artifacts: [{source: ${asset}, destination: ${destination}, type: ${type}, lates
     return release.assets[0] as StubAsset;
   }
 
-  /** Every object under `folder/` with its content, sorted by key. */
+  /**
+   * Every object under `folder/` with its content, sorted by key; each folder's checksums and
+   * manifest aside (checksums-manifest.test.ts covers them), so the files compare as published.
+   */
   async function published(
     provider: Provider,
     localRoot: string,
     folder: string,
   ): Promise<Record<string, Buffer>> {
     const found: Record<string, Buffer> = {};
+    const isManifest = (key: string) =>
+      RESERVED_NAMES.includes(key.slice(key.lastIndexOf("/") + 1));
     if (provider === "objectstore") {
       for await (const object of s3store.list(BUCKET, `${folder}/`)) {
+        if (isManifest(object.key)) continue;
         const read = await readPublished(s3store, BUCKET, object.key);
         if (read) found[object.key] = await buffer(read.body);
       }
@@ -141,6 +148,7 @@ artifacts: [{source: ${asset}, destination: ${destination}, type: ${type}, lates
     const bucketDir = join(localRoot, BUCKET);
     const entries = await readdir(join(bucketDir, folder), { recursive: true }).catch(() => []);
     for (const entry of entries.sort()) {
+      if (isManifest(entry)) continue;
       const path = join(bucketDir, folder, entry);
       const content = await readFile(path).catch(() => null);
       if (content) found[`${folder}/${entry}`] = content;
