@@ -1,6 +1,8 @@
+import { freePort } from "@rd/common/test-kit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ConfigFile } from "../../src/config/schema.js";
 import { type SmtpSink, startSmtpSink } from "../fixtures/smtp-sink.js";
+import { SmtpClient } from "../smtp/smtp-harness.js";
 import {
   createClient,
   createSharedDatabase,
@@ -85,6 +87,34 @@ describe.skipIf(!available)("one queue shared by several relay instances", () =>
       "SELECT COUNT(*) AS count FROM relay_queue_bodies",
     );
     expect(Number(bodies?.count)).toBe(0);
+  });
+
+  it("a message accepted over SMTP (250) on one instance is in the shared queue before the reply, and another delivers it", async () => {
+    const sink = await startSmtpSink({ tls: "none" });
+    sinks.push(sink);
+    const smtpPort = await freePort();
+    const a = await instance("a", (dir) =>
+      firstInstanceConfig(dir, { tick_interval_secs: 0, smtp_listen: `127.0.0.1:${smtpPort}` }),
+    );
+    const [user, pass] = (await createClient(a)).split(":") as [string, string];
+    const smtp = await SmtpClient.connect({ port: smtpPort, ignoreTLS: true });
+    await smtp.login({ user, pass });
+    const { raw } = rawMessage("vendas@shop.test", "ana@dest.test");
+    const reply = await smtp.send({ from: "vendas@shop.test", to: ["ana@dest.test"] }, raw);
+    smtp.quit();
+    const id = /queued as (<[^>]+>)/.exec(reply)?.[1];
+    expect(id).toBeDefined();
+    const rows = await database.query<Array<{ estado: string }>>(
+      "SELECT estado FROM relay_queue WHERE message_id = ?",
+      [id],
+    );
+    expect(rows).toEqual([{ estado: "queued" }]);
+    await instance("b", () => ({
+      tick_interval_secs: 0.5,
+      mx_override: { "dest.test": [sink.address] },
+    }));
+    await sink.waitForMessages(1, 20_000);
+    expect(messageIds(sink)).toEqual([id]);
   });
 
   it("in synchronous mode a send is delivered within the request and recorded in the shared queue", async () => {
