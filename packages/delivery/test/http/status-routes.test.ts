@@ -136,6 +136,7 @@ for (const dialect of DIALECTS) {
             filesCount: 1,
             totalBytes: 10,
             errors: [],
+            files: [],
             processedAt: new Date(now - hoursAgo * 3_600_000).toISOString(),
           });
         };

@@ -11,9 +11,12 @@ const day = (n: number) => new Date(Date.UTC(2026, 0, n));
 
 describe("which versions are pruned", () => {
   it.each([
-    [{ preserveVersions: true, maxVersions: 3, autoLatest: true }, 3],
-    [{ preserveVersions: true, maxVersions: null, autoLatest: true }, null],
-    [{ preserveVersions: false, maxVersions: 5, autoLatest: true }, 1],
+    [{ preserveVersions: true, maxVersions: 3, autoLatest: true, prereleaseChannel: null }, 3],
+    [
+      { preserveVersions: true, maxVersions: null, autoLatest: true, prereleaseChannel: null },
+      null,
+    ],
+    [{ preserveVersions: false, maxVersions: 5, autoLatest: true, prereleaseChannel: null }, 1],
   ])("publish %j keeps %s versions", (publish, kept) => {
     expect(versionsKept(publish)).toBe(kept);
   });

@@ -29,6 +29,7 @@ describe("publishing release files", () => {
       bucket: "site",
       placement: { folderName: "widget", tag: "v2.1.0", deliveryUrl: "http://cdn.test/site" },
       tempDir: join(dir.path, "tmp"),
+      floatingCacheControl: "public, max-age=300",
     };
   });
   afterEach(() => dir.remove());
