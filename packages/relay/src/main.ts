@@ -52,7 +52,7 @@ import { createQueueTicker } from "./queue/queue-ticker.js";
 import { createQueueWorker } from "./queue/queue-worker.js";
 import { createSpoolStore, SPOOL_DIR_NAME } from "./queue/spool-store.js";
 import { withInstance } from "./shared/instance-logging.js";
-import { openSharedState, type SharedState } from "./shared/shared-state.js";
+import type { SharedState } from "./shared/shared-state.js";
 import {
   createConfiguredSubmissionServer,
   SMTP_TARGET,
@@ -144,9 +144,12 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
 function openShared(env: RelayEnv, file: ConfigFile, logging: Logging) {
   const url = env.databaseUrl;
   if (url === undefined) return undefined;
-  return bootStep({ where: "RELAY_DATABASE_URL" }, "cannot use the shared database", () =>
-    openSharedState({ url, file, env, logger: logging.forTarget("relay::shared") }),
-  );
+  return bootStep({ where: "RELAY_DATABASE_URL" }, "cannot use the shared database", async () => {
+    // Loaded only here: Kysely and the MySQL driver are some 500 modules the embedded relay
+    // never uses (idle memory, README "Memory").
+    const { openSharedState } = await import("./shared/shared-state.js");
+    return openSharedState({ url, file, env, logger: logging.forTarget("relay::shared") });
+  });
 }
 
 /** Everything `createRelay` opens before it builds the rest: the one place that closes them. */
