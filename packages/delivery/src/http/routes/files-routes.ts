@@ -58,7 +58,7 @@ const FILES_SECURITY_HEADERS: Readonly<Record<string, string>> = {
 const FILES_DOCUMENT: FastifySchema = {
   summary: "A published file of the local storage provider (GET, or HEAD for its headers)",
   description:
-    "Content-Type from the extension, Content-Length, ETag, Last-Modified, conditional and range requests. `key` may contain slashes.",
+    "Content-Type from the file name or extension, Cache-Control (a version folder: a year, immutable; latest/ and prerelease channels: LATEST_MAX_AGE_SECONDS), Content-Length, ETag, Last-Modified, conditional and range requests. `key` may contain slashes.",
   security: [],
   params: {
     type: "object",
