@@ -50,6 +50,8 @@ export async function startBenchRelay(options: {
   destination: Destination;
   /** More environment variables (`RELAY_DATABASE_URL` for instances sharing a database). */
   env?: Readonly<Record<string, string>>;
+  /** Node options for the relay process (`--cpu-prof …` for a profile). */
+  nodeArgs?: readonly string[];
 }): Promise<BenchRelay> {
   if (!existsSync(join(PACKAGE_DIR, "dist/cli.js"))) {
     throw new Error("the relay is not compiled: run `npm run build` first");
@@ -76,7 +78,8 @@ export async function startBenchRelay(options: {
       default_domain_limits: { per_hour: 0, per_day: 0 },
     }),
   );
-  const child = spawn(process.execPath, [join(PACKAGE_DIR, "bin/relay.js"), "serve"], {
+  const args = [...(options.nodeArgs ?? []), join(PACKAGE_DIR, "bin/relay.js"), "serve"];
+  const child = spawn(process.execPath, args, {
     env: {
       PATH: process.env.PATH,
       RELAY_CONFIG: configPath,

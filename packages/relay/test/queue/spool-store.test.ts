@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { makeTempDir } from "@rd/common/test-kit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -28,6 +28,15 @@ describe("spool store", () => {
       expect(await readFile(join(root, "spool", name))).toEqual(message);
     }
     expect((await spool.list()).sort()).toEqual([...names].sort());
+  });
+
+  it("makes the directory again when it is removed under a running store", async () => {
+    const spool = createSpoolStore(join(root, "spool"));
+    await spool.store(message, 1);
+    await rm(join(root, "spool"), { recursive: true });
+    const [name] = await spool.store(message, 1);
+    expect(await readFile(join(root, "spool", name as string))).toEqual(message);
+    expect((await stat(join(root, "spool"))).mode & 0o777).toBe(0o700);
   });
 
   it("keeps the bytes once on disk (the names are links to one file) and readable only by the relay", async () => {
