@@ -1,3 +1,5 @@
+// NOTE: these functions run in the page (page.evaluate): they need the DOM's types.
+/// <reference lib="dom" />
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";

@@ -1,3 +1,5 @@
+// NOTE: these functions run in the page (page.evaluate): they need the DOM's types.
+/// <reference lib="dom" />
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
