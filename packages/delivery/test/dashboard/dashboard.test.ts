@@ -208,6 +208,18 @@ describe.skipIf(!chromiumAvailable())("the dashboard in Chromium", () => {
     await page.getByRole("heading", { name: "Sign in" }).waitFor();
     expect(page.url()).toContain("next=%2Frepository%2Facme%2Frocket");
     expect(await accessibilityViolations(page)).toEqual([]);
+    // Someone guessing another account's password is throttled, and told when to retry.
+    await page.getByLabel("Email").fill("intruder@example.com");
+    await page.getByLabel("Password").fill("not the password");
+    const message = page.locator("form .message");
+    for (let attempt = 1; attempt <= 11; attempt++) {
+      const answered = page.waitForResponse((response) => response.url().endsWith("/auth/login"));
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await answered;
+    }
+    await expect
+      .poll(() => message.textContent())
+      .toMatch(/^Rate limit exceeded, retry in .* \(too many requests: retry in \d+ s, at .+\)$/);
     await page.getByLabel("Email").fill(person.email);
     await page.getByLabel("Password").fill(person.password);
     await page.keyboard.press("Enter");
@@ -278,7 +290,8 @@ describe.skipIf(!chromiumAvailable())("the dashboard in Chromium", () => {
     const check = await page.evaluate(async () => (await fetch("/auth/profile")).status);
     expect(check).toBe(401);
     // No page ever broke its CSP or failed a script (the refusals the steps provoked aside).
-    const provoked = /^Failed to load resource: the server responded with a status of (401|409)/;
+    const provoked =
+      /^Failed to load resource: the server responded with a status of (401|409|429)/;
     expect(consoleProblems.filter((text) => !provoked.test(text))).toEqual([]);
   });
 });
