@@ -116,6 +116,9 @@ export function livePanel(): { element: HTMLElement; stop(): void } {
       return;
     }
     if (event.type === "release_started") {
+      // A release published again (reprocess) gets a card of its own below the finished one.
+      const key = `${event.repository}#${event.tag}`;
+      if (cards.get(key)?.element.dataset.status) cards.delete(key);
       const card = cardOf(event.repository, event.tag, event.expected_bytes);
       card.expected = event.expected_bytes;
       card.release.max = Math.max(event.expected_bytes, 1);
@@ -150,7 +153,8 @@ export function livePanel(): { element: HTMLElement; stop(): void } {
     );
     const finished = [...list.querySelectorAll("li.live-card[data-status]")];
     for (const old of finished.slice(KEEP_FINISHED)) {
-      cards.delete(old.getAttribute("data-release") ?? "");
+      const key = old.getAttribute("data-release") ?? "";
+      if (cards.get(key)?.element === old) cards.delete(key);
       old.remove();
     }
   };

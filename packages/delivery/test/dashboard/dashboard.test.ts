@@ -183,6 +183,13 @@ describe.skipIf(!chromiumAvailable())("the dashboard in Chromium", () => {
     await expect
       .poll(() => page.locator("#history tbody td").nth(2).textContent())
       .toBe("reprocess");
+    // The second publication has a card of its own in the live panel.
+    await expect
+      .poll(() => page.locator("li.live-card .result").allTextContents())
+      .toEqual([
+        "success (reprocess): 1 file(s), 160.0 MiB",
+        "success (manual): 1 file(s), 160.0 MiB",
+      ]);
     await page.getByRole("button", { name: "List releases (dry run)" }).click();
     await expect
       .poll(() => page.locator("#dry-run li").textContent())
