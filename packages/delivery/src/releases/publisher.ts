@@ -62,6 +62,9 @@ async function putToTargets(
     { key: targets.latestKey, cacheControl: target.floatingCacheControl },
   ].filter((entry): entry is { key: string; cacheControl: string } => entry.key !== null);
   const digest = new DigestStream();
+  // Up to three pipelines meet at the digest (the source in, one per key out), some 11 close
+  // listeners by design: above Node's leak-warning threshold of 10, which warned per file.
+  digest.setMaxListeners(16);
   const branches = keys.map(() => new PassThrough());
   // NOTE: one pipeline per branch, started before anything is awaited: from here on every
   // error of the source or a branch is handled, and any failure destroys the source, which

@@ -39,6 +39,19 @@ describe("publishing release files", () => {
     return object ? text(object.body) : null;
   };
 
+  it("warns of no listener leak when one source feeds two keys", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on("warning", onWarning);
+    try {
+      await publishFile(target, rule("w.bin", "bin/w-{version}.bin"), Readable.from(["bytes"]));
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings).not.toContain("MaxListenersExceededWarning");
+  });
+
   it("writes one source to its versioned and latest keys, reading it once", async () => {
     let reads = 0;
     const source = Readable.from(
