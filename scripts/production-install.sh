@@ -34,7 +34,7 @@ fi
 npm run --silent build
 
 # 2. Copy what runs: the manifests and lockfile, each package's compiled dist/ and launchers,
-#    and the READMEs (the operator's documentation, which the systemd units point at).
+#    the delivery dashboard's files, and the READMEs (the operator's documentation, which the systemd units point at).
 if [ -e "$TARGET" ]; then
   find "$TARGET" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
 fi
@@ -49,6 +49,12 @@ for name in "${PACKAGES[@]}"; do
   cp -R "packages/$name/dist" "$TARGET/packages/$name/"
   rm -f "$TARGET/packages/$name/dist/.tsbuildinfo"
   if [ -d "packages/$name/bin" ]; then cp -R "packages/$name/bin" "$TARGET/packages/$name/"; fi
+  # The delivery dashboard: its compiled scripts and its static page and styles.
+  if [ -d "packages/$name/dashboard" ]; then
+    mkdir -p "$TARGET/packages/$name/dashboard"
+    cp -R "packages/$name/dashboard/dist" "packages/$name/dashboard/public" "$TARGET/packages/$name/dashboard/"
+    rm -f "$TARGET/packages/$name/dashboard/dist/.tsbuildinfo"
+  fi
 done
 
 # 3. Runtime dependencies only, exactly as locked (from npm's cache where it holds them: a

@@ -75,6 +75,8 @@ describe("a production install from a fresh clone", () => {
       "packages/common/dist/index.js",
       "packages/relay/dist/cli.js",
       "packages/delivery/dist/cli.js",
+      "packages/delivery/dashboard/dist/main.js",
+      "packages/delivery/dashboard/public/index.html",
       SERVICES.relay.bin,
       SERVICES.delivery.bin,
       "node_modules/better-sqlite3/build/Release/better_sqlite3.node",
@@ -88,6 +90,7 @@ describe("a production install from a fresh clone", () => {
       "node_modules/s3rver",
       "packages/relay/src",
       "packages/delivery/test",
+      "packages/delivery/dashboard/src",
     ]) {
       expect(existsSync(join(target, absent)), absent).toBe(false);
     }
@@ -135,11 +138,26 @@ describe("a production install from a fresh clone", () => {
       return [new StartedService(command, args, { env, cwd }), port];
     }
 
-    it("start both services from the install: /health answers, SIGTERM exits 0", {
+    it("start both services from the install: /health answers, the dashboard loads, SIGTERM exits 0", {
       timeout: START_TIMEOUT_MS,
     }, async () => {
       const started = await Promise.all(SERVICE_NAMES.map(startAsUnit));
-      await Promise.all(started.map(([service, port]) => exercise(service, port)));
+      // The delivery's dashboard comes with the install: its page and its compiled script.
+      const dashboardServed = (port: number) => async () => {
+        for (const path of ["/dashboard/", "/dashboard/main.js"]) {
+          const response = await fetch(`http://127.0.0.1:${port}${path}`);
+          expect(response.status, path).toBe(200);
+        }
+      };
+      await Promise.all(
+        started.map(([service, port], index) =>
+          exercise(
+            service,
+            port,
+            SERVICE_NAMES[index] === "delivery" ? dashboardServed(port) : undefined,
+          ),
+        ),
+      );
     });
 
     it("pass systemd-analyze verify, with their paths in the install", async () => {

@@ -32,7 +32,7 @@ import {
 import { createClientService } from "./clients/client-service.js";
 import { loadConfigFile } from "./config/config-loader.js";
 import { type ConfigStore, createConfigStore } from "./config/config-store.js";
-import type { RelayEnv } from "./config/env.js";
+import { ledgerFileCulprit, type RelayEnv } from "./config/env.js";
 import { parseListenAddress } from "./config/listen-address.js";
 import type { ConfigFile } from "./config/schema.js";
 import { createDkimSigner } from "./dkim/dkim-signer.js";
@@ -122,12 +122,8 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
   });
   try {
     if (current.ledger_file) {
-      const culprit = env.ledgerFile
-        ? { where: "RELAY_LEDGER_FILE" }
-        : { where: env.configPath, field: "ledger_file" };
-      await bootStep(culprit, `cannot open the ledger file ${current.ledger_file}`, () =>
-        ledger.open(),
-      );
+      const problem = `cannot open the ledger file ${current.ledger_file}`;
+      await bootStep(ledgerFileCulprit(env), problem, () => ledger.open());
     }
     return await assembleRelay({ env, logging, clock, config, db, ledger, shared });
   } catch (error) {

@@ -102,3 +102,10 @@ export function parseEnv(
     logFilter,
   });
 }
+
+/** What names the ledger file in a start-up error: `RELAY_LEDGER_FILE`, else the file's field. */
+export function ledgerFileCulprit(env: RelayEnv): { where: string; field?: string } {
+  return env.ledgerFile
+    ? { where: "RELAY_LEDGER_FILE" }
+    : { where: env.configPath, field: "ledger_file" };
+}
