@@ -60,6 +60,8 @@ export interface ReleaseHistoryTable {
   processed_at: string | null;
   /** JSON array of `{file, size, sha256}` (null on rows older than the column). */
   files: string | null;
+  /** Milliseconds from the claim to the record (null on rows older than the column). */
+  duration_ms: number | null;
 }
 
 /** One row per storage location (provider, bucket, top folder): the repository that owns it. */

@@ -42,6 +42,10 @@ export const HistoryRecord = Type.Object({
   files: Type.Array(HistoryFile),
   trigger: ProcessingTrigger,
   processed_at: Type.String(),
+  /** Milliseconds from the claim to the record; null for records older than durations. */
+  duration_ms: Type.Union([Type.Integer(), Type.Null()], {
+    description: "how long the publication took, in ms (null when not measured)",
+  }),
 });
 export type HistoryRecord = Static<typeof HistoryRecord>;
 
@@ -69,6 +73,7 @@ export interface ProcessingOutcome {
   readonly errors: readonly string[];
   readonly files: readonly HistoryFile[];
   readonly processedAt: string;
+  readonly durationMs: number;
 }
 
 type HistoryRow = Selectable<ReleaseHistoryTable> & { owner: string; repo_name: string };
@@ -86,6 +91,7 @@ function toRecord(row: HistoryRow): HistoryRecord {
     files: row.files === null ? [] : (JSON.parse(row.files) as HistoryFile[]),
     trigger: row.triggered_by as ProcessingTrigger,
     processed_at: row.processed_at ?? row.claimed_at,
+    duration_ms: row.duration_ms === null ? null : Number(row.duration_ms),
   };
 }
 
@@ -198,6 +204,7 @@ export class HistoryRepository {
         errors: JSON.stringify(outcome.errors),
         files: JSON.stringify(outcome.files),
         processed_at: outcome.processedAt,
+        duration_ms: outcome.durationMs,
       })
       .where("id", "=", id)
       .where("status", "=", PROCESSING)

@@ -229,6 +229,7 @@ export class ReleaseProcessor {
   ): Promise<Processing> {
     const { history, clock, logger, onFinished } = this.deps;
     const { processed, errors } = joinParts(ran.parts);
+    const seconds = elapsed();
     const outcome = {
       name: release.name,
       status: ran.status,
@@ -237,6 +238,7 @@ export class ReleaseProcessor {
       errors,
       files: processed.map(({ file, size, sha256 }) => ({ file, size, sha256 })),
       processedAt: clock.now().toISOString(),
+      durationMs: Math.round(seconds * 1000),
     };
     const held = !claimLost.aborted && (await history.complete(claim.id, claim.token, outcome));
     if (!held) logger.error("release claim lost to another instance", log);
@@ -254,6 +256,7 @@ export class ReleaseProcessor {
       files: [...outcome.files],
       trigger,
       processed_at: outcome.processedAt,
+      duration_ms: outcome.durationMs,
     };
     logger.info("release processed", {
       ...log,
@@ -266,7 +269,7 @@ export class ReleaseProcessor {
       status: record.status,
       bytes: record.total_bytes,
       provider: ran.provider,
-      seconds: elapsed(),
+      seconds,
     });
     if (held && onFinished) {
       await onFinished(record).catch((error) =>

@@ -18,6 +18,7 @@ const outcome = (status: "success" | "partial" | "failed", minute: number) => ({
   errors: status === "success" ? [] : ["something went wrong"],
   files: [{ file: "a.bin", size: 5_000_000_000, sha256: "ab".repeat(32) }],
   processedAt: at(minute).toISOString(),
+  durationMs: 90_000 + minute,
 });
 
 for (const dialect of DIALECTS) {
@@ -159,6 +160,7 @@ for (const dialect of DIALECTS) {
           files: [{ file: "a.bin", size: 5_000_000_000, sha256: "ab".repeat(32) }],
           trigger: "manual",
           processed_at: at(30).toISOString(),
+          duration_ms: 90_030,
         },
         expect.objectContaining({ tag: "v2", status: "partial" }),
       ]);

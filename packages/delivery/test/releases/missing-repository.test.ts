@@ -66,6 +66,7 @@ for (const dialect of DIALECTS) {
           files: [],
           trigger: "scheduler",
           processed_at: h.clock.now().toISOString(),
+          duration_ms: null,
         };
         expect(await historyOf(repository.id)).toEqual([record]);
         expect(notified.filter((n) => n.repository === "acme/vanished")).toEqual([record]);

@@ -257,6 +257,7 @@ describe("the release endpoints", () => {
       ],
       trigger: "manual",
       processed_at: expect.any(String),
+      duration_ms: expect.any(Number),
     });
     const limited = (await get("/monitor/history?limit=1")).json();
     expect(limited.history).toHaveLength(1);

@@ -84,6 +84,7 @@ for (const dialect of DIALECTS) {
               files: [],
               trigger: "scheduler",
               processed_at: "2026-01-15T12:00:00.000Z",
+              duration_ms: null,
             },
           ],
           total: 1,

@@ -6,6 +6,7 @@ import * as notificationsAndLease from "./0003-notifications-and-scheduler-lease
 import * as storageLocations from "./0004-storage-locations.js";
 import * as releaseClaimToken from "./0005-release-claim-token.js";
 import * as releaseHistoryFiles from "./0006-release-history-files.js";
+import * as releaseHistoryDuration from "./0007-release-history-duration.js";
 
 /** One versioned step of the schema. `up` receives the dialect helpers for what differs. */
 export interface VersionedMigration {
@@ -24,6 +25,7 @@ export const MIGRATIONS: readonly VersionedMigration[] = [
   { name: "0004-storage-locations", up: storageLocations.up },
   { name: "0005-release-claim-token", up: releaseClaimToken.up },
   { name: "0006-release-history-files", up: releaseHistoryFiles.up },
+  { name: "0007-release-history-duration", up: releaseHistoryDuration.up },
 ];
 
 /**
