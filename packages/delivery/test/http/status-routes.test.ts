@@ -138,6 +138,7 @@ for (const dialect of DIALECTS) {
             errors: [],
             files: [],
             processedAt: new Date(now - hoursAgo * 3_600_000).toISOString(),
+            durationMs: 1000,
           });
         };
         await record("v1.0.0", "success", 1);
