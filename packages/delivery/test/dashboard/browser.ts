@@ -5,24 +5,30 @@ import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { makeTempDir } from "@rd/common/test-kit";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
+import puppeteer, { type Browser } from "puppeteer-core";
 
 /** Debian's Chromium (`apt-get install chromium`), which CI installs where missing. */
 export const CHROMIUM = "/usr/bin/chromium";
+/** Debian's Firefox ESR (`apt-get install firefox-esr`), which CI installs where missing. */
+export const FIREFOX = "/usr/bin/firefox-esr";
 
 /**
- * Whether the browser tests can run. Without Chromium they are skipped with a loud message,
+ * Whether a browser's tests can run. Without the browser they are skipped with a loud message,
  * except under `CI=true`, where a missing browser is a failure (like a missing MariaDB).
  */
-export function chromiumAvailable(): boolean {
-  if (existsSync(CHROMIUM)) return true;
+function installed(browser: string, path: string, debianPackage: string): boolean {
+  if (existsSync(path)) return true;
   if (process.env.CI === "true") {
-    throw new Error(`Chromium is required under CI=true but ${CHROMIUM} does not exist`);
+    throw new Error(`${browser} is required under CI=true but ${path} does not exist`);
   }
   console.warn(
-    `\n!!! Chromium is not installed at ${CHROMIUM} (apt-get install chromium): the dashboard's browser tests are SKIPPED !!!\n`,
+    `\n!!! ${browser} is not installed at ${path} (apt-get install ${debianPackage}): the dashboard's ${browser} tests are SKIPPED !!!\n`,
   );
   return false;
 }
+
+export const chromiumAvailable = (): boolean => installed("Chromium", CHROMIUM, "chromium");
+export const firefoxAvailable = (): boolean => installed("Firefox", FIREFOX, "firefox-esr");
 
 /** A headless Chromium with a fresh profile; `close` removes the profile too. */
 export async function launchBrowser(): Promise<{
@@ -54,6 +60,20 @@ export async function launchBrowser(): Promise<{
       await profile.remove();
     },
   };
+}
+
+/**
+ * A headless Firefox ESR driven over WebDriver BiDi (puppeteer-core: Playwright's Firefox is a
+ * patched build of its own that only its download site provides). Puppeteer gives it a fresh
+ * profile, which `close` removes.
+ */
+export function launchFirefox(): Promise<Browser> {
+  return puppeteer.launch({
+    browser: "firefox",
+    executablePath: FIREFOX,
+    headless: true,
+    defaultViewport: { width: 1280, height: 800 },
+  });
 }
 
 const axeSource = readFile(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
