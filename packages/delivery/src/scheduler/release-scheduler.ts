@@ -48,12 +48,17 @@ export class ReleaseScheduler {
 
   /** Starts ticking (no-op when the interval is 0 or it already runs). */
   start(): void {
-    const { intervalMs, state, logger } = this.options;
+    const { intervalMs, state, clock, logger } = this.options;
     if (intervalMs <= 0 || this.timer || this.stopping.signal.aborted) return;
-    this.timer = setInterval(() => void this.tick(), intervalMs);
+    // The next tick is one interval after this one (what the status reports).
+    const scheduledTick = () => {
+      state.setNextRoundAt(new Date(clock.now().getTime() + intervalMs));
+      void this.tick();
+    };
+    this.timer = setInterval(scheduledTick, intervalMs);
     state.setRunning(true);
     logger.info("scheduler started", { interval_ms: intervalMs });
-    void this.tick();
+    scheduledTick();
   }
 
   /**

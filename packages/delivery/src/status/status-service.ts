@@ -27,7 +27,7 @@ export interface StatusSources {
   readonly objectstore: HealthProbe | null;
   readonly codehost: RateLimitSource;
   /** Whether the periodic scheduler runs (the scheduler's state). */
-  readonly scheduler: { readonly running: boolean };
+  readonly scheduler: { readonly running: boolean; readonly nextRoundAt: Date | null };
   readonly schedulerIntervalMinutes: number;
   readonly clock: Clock;
 }
@@ -54,7 +54,13 @@ export const SystemStatus = Type.Object({
     }),
     objectstore: Type.Boolean(),
   }),
-  scheduler: Type.Object({ running: Type.Boolean(), interval_minutes: Type.Integer() }),
+  scheduler: Type.Object({
+    running: Type.Boolean(),
+    interval_minutes: Type.Integer(),
+    next_round_at: Type.Union([Type.String({ format: "date-time" }), Type.Null()], {
+      description: "when this instance's next scheduler tick is due; null when not running",
+    }),
+  }),
 });
 export type SystemStatus = Static<typeof SystemStatus>;
 
@@ -86,6 +92,7 @@ export class StatusService {
       scheduler: {
         running: sources.scheduler.running,
         interval_minutes: sources.schedulerIntervalMinutes,
+        next_round_at: sources.scheduler.nextRoundAt?.toISOString() ?? null,
       },
     };
   }

@@ -43,13 +43,18 @@ for (const dialect of DIALECTS) {
 
     it("reports every field", async () => {
       t.scheduler.setRunning(true);
+      t.scheduler.setNextRoundAt(new Date("2026-01-15T12:07:00.000Z"));
       expect(await status()).toEqual({
         version: VERSION,
         repositories: { active: 2, total: 3 },
         releases_last_24h: 3,
         codehost_rate_limit: { limit: 5000, remaining: 4100, used: 900, reset: 1_900_000_500 },
         services: { mysql: true, database: dialect, objectstore: true },
-        scheduler: { running: true, interval_minutes: 7 },
+        scheduler: {
+          running: true,
+          interval_minutes: 7,
+          next_round_at: "2026-01-15T12:07:00.000Z",
+        },
       });
       expect(asked.at(-1)?.getTime()).toBe(t.clock.now().getTime() - DAY_MS);
     });
@@ -58,7 +63,7 @@ for (const dialect of DIALECTS) {
       t.scheduler.setRunning(false);
       objectstoreUp = false;
       const body = await status();
-      expect(body.scheduler).toEqual({ running: false, interval_minutes: 7 });
+      expect(body.scheduler).toEqual({ running: false, interval_minutes: 7, next_round_at: null });
       expect(body.services).toEqual({ mysql: true, database: dialect, objectstore: false });
       objectstoreUp = true;
     });
@@ -97,7 +102,7 @@ describe("GET /monitor/status without an object store, with the database down", 
   it("reports no object store as objectstore: false and the default interval", async () => {
     const body = (await t.app.inject({ method: "GET", url: "/monitor/status" })).json();
     expect(body.services).toEqual({ mysql: true, database: "sqlite", objectstore: false });
-    expect(body.scheduler).toEqual({ running: false, interval_minutes: 10 });
+    expect(body.scheduler).toEqual({ running: false, interval_minutes: 10, next_round_at: null });
   });
 
   it("still answers when the database is down, with mysql: false", async () => {

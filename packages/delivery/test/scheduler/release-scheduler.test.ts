@@ -54,12 +54,20 @@ describe("release scheduler", () => {
   it("runs a round at start and then on every interval, and reports itself running", async () => {
     let rounds = 0;
     const { instance, state } = scheduler({ intervalMs: 50, round: async () => void rounds++ });
+    const before = Date.now();
     instance.start();
     expect(state.running).toBe(true);
+    // The round at start ran; the next tick is one interval later.
+    const next = state.nextRoundAt?.getTime() ?? 0;
+    expect(next).toBeGreaterThanOrEqual(before + 50);
+    expect(next).toBeLessThanOrEqual(Date.now() + 50);
     // The first round at start, then one per interval (bounded wait: the machine may be busy).
     await expect.poll(() => rounds, { timeout: 5_000, interval: 10 }).toBeGreaterThanOrEqual(3);
+    // Each tick moves it on.
+    expect(state.nextRoundAt?.getTime()).toBeGreaterThan(next);
     await instance.stop();
     expect(state.running).toBe(false);
+    expect(state.nextRoundAt).toBeNull();
     const after = rounds;
     await sleep(120);
     expect(rounds).toBe(after);
@@ -71,6 +79,7 @@ describe("release scheduler", () => {
     instance.start();
     await sleep(50);
     expect(state.running).toBe(false);
+    expect(state.nextRoundAt).toBeNull();
     expect(rounds).toBe(0);
   });
 

@@ -52,8 +52,19 @@ describe("the scheduler in the running service", () => {
   });
 
   it("runs by default every 10 minutes, with a first round at start, until the service stops", async () => {
+    const started = Date.now();
     const { service, logs, status } = await start(undefined);
-    expect(await status()).toEqual({ running: true, interval_minutes: 10 });
+    const answered = Date.now();
+    const scheduler = (await status()) as { next_round_at: string };
+    expect(scheduler).toEqual({
+      running: true,
+      interval_minutes: 10,
+      next_round_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    });
+    // The first round ran at start; the next is one interval after it.
+    const next = Date.parse(scheduler.next_round_at);
+    expect(next).toBeGreaterThanOrEqual(started + 10 * 60_000);
+    expect(next).toBeLessThanOrEqual(answered + 10 * 60_000);
     await expect
       .poll(() => messages(logs), { timeout: 10_000 })
       .toContain("scheduler round finished");
@@ -63,7 +74,7 @@ describe("the scheduler in the running service", () => {
 
   it("stays off with SCHEDULER_INTERVAL_MINUTES=0", async () => {
     const { service, logs, status } = await start("0");
-    expect(await status()).toEqual({ running: false, interval_minutes: 0 });
+    expect(await status()).toEqual({ running: false, interval_minutes: 0, next_round_at: null });
     await service.stop();
     expect(messages(logs)).toContain("scheduler off (SCHEDULER_INTERVAL_MINUTES=0)");
     expect(messages(logs)).not.toContain("scheduler round started");
