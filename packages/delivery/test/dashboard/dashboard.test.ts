@@ -5,10 +5,9 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startGithubStub } from "../fixtures/github-stub.js";
-import { createTestApp, TEST_API_KEY, type TestApp } from "../helpers/test-app.js";
-import { createReleaseStub, type ReleaseStub } from "../releases/release-stub.js";
+import { TEST_API_KEY, type TestApp } from "../helpers/test-app.js";
 import { accessibilityViolations, chromiumAvailable, launchBrowser } from "./browser.js";
+import { ASSET_BYTES, person, startDashboardService } from "./service.js";
 
 // The dashboard in Debian's Chromium against the real service (SQLite, local storage, the
 // code-host stub), one person's session from the first registration to sign-out. The steps
@@ -16,15 +15,9 @@ import { accessibilityViolations, chromiumAvailable, launchBrowser } from "./bro
 
 const SCREENSHOTS = join(import.meta.dirname, "../../docs");
 const HOUR_MS = 3_600_000;
-/** Large enough for several progress events (one per 100 ms at most) on a fast disk. */
-const ASSET_BYTES = 160 * 1024 * 1024;
-const person = { name: "Ops", email: "ops@example.com", password: "a long password" };
-const DECLARATION =
-  "storage: {bucket: site}\nartifacts: [{source: app.bin, destination: app.bin, latest: false}]\n";
 
 describe.skipIf(!chromiumAvailable())("the dashboard in Chromium", () => {
   let t: TestApp;
-  let releases: ReleaseStub;
   let base: string;
   let browser: Awaited<ReturnType<typeof launchBrowser>>;
   let context: BrowserContext;
@@ -34,17 +27,7 @@ describe.skipIf(!chromiumAvailable())("the dashboard in Chromium", () => {
   const refreshes: number[] = [];
 
   beforeAll(async () => {
-    releases = createReleaseStub();
-    const stub = await startGithubStub({ routes: [releases.routes] });
-    t = await createTestApp("sqlite", { stub });
-    await t.app.listen({ host: "127.0.0.1", port: 0 });
-    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    stub.addRepository("acme/rocket");
-    releases.addRelease("acme/rocket", {
-      tag: "v1.0.0",
-      assets: [{ name: "app.bin", content: { generated: ASSET_BYTES } }],
-      files: { ".delivery.yml": DECLARATION },
-    });
+    ({ t, base } = await startDashboardService());
     browser = await launchBrowser();
     context = browser.context;
     page = await context.newPage();
