@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { makeTempDir } from "@rd/common/test-kit";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { type BrowserContext, chromium } from "playwright-core";
 import puppeteer, { type Browser } from "puppeteer-core";
 
 /** Debian's Chromium (`apt-get install chromium`), which CI installs where missing. */
@@ -78,19 +78,22 @@ export function launchFirefox(): Promise<Browser> {
 
 const axeSource = readFile(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
+type Violation = { id: string; impact: string; help: string; nodes: unknown[] };
+
+/** What a Playwright and a Puppeteer page both offer: running a script, then a function, in it. */
+interface Evaluates {
+  evaluate(script: string): Promise<unknown>;
+  evaluate(run: () => Promise<Violation[]>): Promise<Violation[]>;
+}
+
 /** axe-core's serious and critical violations on the page as it is now. */
-export async function accessibilityViolations(page: Page): Promise<string[]> {
-  // NOTE: evaluated through the DevTools protocol, which the page's CSP does not govern (an
-  // injected <script> would be refused by `script-src 'self'`, as it should).
+export async function accessibilityViolations(page: Evaluates): Promise<string[]> {
+  // NOTE: evaluated through the browser's automation protocol (DevTools or BiDi), which the
+  // page's CSP does not govern (an injected <script> would be refused by `script-src 'self'`).
   await page.evaluate(await axeSource);
   const violations = await page.evaluate(async () => {
     const axe = (window as unknown as { axe: { run(): Promise<{ violations: unknown[] }> } }).axe;
-    return (await axe.run()).violations as Array<{
-      id: string;
-      impact: string;
-      help: string;
-      nodes: unknown[];
-    }>;
+    return (await axe.run()).violations as Violation[];
   });
   return violations
     .filter((violation) => violation.impact === "serious" || violation.impact === "critical")

@@ -4,13 +4,13 @@ import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TestApp } from "../helpers/test-app.js";
 import { TEST_API_KEY } from "../helpers/test-app.js";
-import { firefoxAvailable, launchFirefox } from "./browser.js";
+import { accessibilityViolations, firefoxAvailable, launchFirefox } from "./browser.js";
 import { ASSET_BYTES, person, startDashboardService } from "./service.js";
 
 // The dashboard in Debian's Firefox ESR (WebDriver BiDi, puppeteer-core) against the real
 // service, the main path of dashboard.test.ts (Chromium): first registration, the repository
-// list, adding a repository with the API key, check now with its live progress, sign-out. The
-// steps share the page and run in order.
+// list, adding a repository with the API key, check now with its live progress, sign-out, with
+// axe-core on each page. The steps share the page and run in order.
 
 type Bar = { value: number; max: number; label: string };
 
@@ -69,6 +69,7 @@ describe.skipIf(!firefoxAvailable())("the dashboard in Firefox", () => {
 
   it("offers the first registration while no user exists, and signs the new user in", async () => {
     expect(await textOf("main h1")).toBe("Create the first account");
+    expect(await accessibilityViolations(page)).toEqual([]);
     await page.locator("#name").fill(person.name);
     await page.locator("#email").fill(person.email);
     await page.locator("#password").fill(person.password);
@@ -150,12 +151,14 @@ describe.skipIf(!firefoxAvailable())("the dashboard in Firefox", () => {
       .poll(() => textOf('tr[data-repository="acme/rocket"] .message'))
       .toBe("acme/rocket v1.0.0: 1 file(s) published");
     expect(await textOf('tr[data-repository="acme/rocket"] .status')).toBe("v1.0.0 (success)");
+    expect(await accessibilityViolations(page)).toEqual([]);
   }, 90_000);
 
   it("signs out, after which the session is gone, with no console error or CSP violation", async () => {
     await page.locator("#nav ::-p-text(Sign out)").click();
     await page.waitForSelector("::-p-text(Sign in)");
     expect(await textOf("main h1")).toBe("Sign in");
+    expect(await accessibilityViolations(page)).toEqual([]);
     expect(await browser.cookies()).toEqual([]);
     expect(await page.evaluate(async () => (await fetch("/auth/profile")).status)).toBe(401);
     // Unlike Chromium, Firefox does not log a refused call (the 401 just above) to the console.
