@@ -46,6 +46,14 @@ export function formatBytes(bytes: number): string {
   return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
 }
 
+/** A publication's duration for people; "not measured" for records older than durations. */
+export function formatDuration(ms: number | null): string {
+  if (ms === null) return "not measured";
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
 /** A timestamp for people, in the browser's time zone; "never" for null. */
 export function formatTime(iso: string | null): string {
   return iso ? new Date(iso).toLocaleString() : "never";

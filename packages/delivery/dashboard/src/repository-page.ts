@@ -1,15 +1,28 @@
 import { api, describeError } from "./api.js";
-import { formatBytes, formatTime, h, messageArea, showMessage, svg } from "./dom.js";
+import {
+  formatBytes,
+  formatDuration,
+  formatTime,
+  h,
+  messageArea,
+  showMessage,
+  svg,
+} from "./dom.js";
 import type { DryRun, HistoryRecord, ReleaseResult } from "./wire.js";
 import { summarize } from "./wire.js";
 
 const CHART = { width: 560, height: 160, pad: 28 };
 
-/** Bars of the bytes each publication wrote, oldest to newest (failed ones in their colour). */
-function sizeChart(history: readonly HistoryRecord[]): Element {
+/**
+ * Per publication, oldest to newest, a bar of the bytes it wrote (failed ones in their colour)
+ * and beside it a bar of how long it took, each on its own scale (bytes left, time right).
+ */
+function publicationChart(history: readonly HistoryRecord[]): Element {
   const records = [...history].reverse();
   const max = Math.max(1, ...records.map((record) => record.total_bytes));
-  const slot = (CHART.width - CHART.pad) / Math.max(records.length, 1);
+  const maxMs = Math.max(1, ...records.map((record) => record.duration_ms ?? 0));
+  const slot = (CHART.width - 2 * CHART.pad) / Math.max(records.length, 1);
+  const barHeight = (share: number) => (CHART.height - 40) * share;
   const chart = svg(
     "svg",
     {
@@ -18,31 +31,42 @@ function sizeChart(history: readonly HistoryRecord[]): Element {
       "aria-labelledby": "chart-title",
       class: "chart",
     },
-    svg("title", { id: "chart-title" }, `Bytes published per release, up to ${formatBytes(max)}`),
+    svg(
+      "title",
+      { id: "chart-title" },
+      `Bytes published (up to ${formatBytes(max)}) and duration (up to ${formatDuration(maxMs)}) per release`,
+    ),
     svg("text", { x: 0, y: 12, class: "axis" }, formatBytes(max)),
+    svg("text", { x: CHART.width, y: 12, class: "axis end" }, formatDuration(maxMs)),
     svg("line", {
       x1: CHART.pad,
       y1: CHART.height - 16,
-      x2: CHART.width,
+      x2: CHART.width - CHART.pad,
       y2: CHART.height - 16,
       class: "axis",
     }),
   );
+  const bar = (x: number, height: number, kind: string, title: string) =>
+    svg(
+      "rect",
+      {
+        x,
+        y: CHART.height - 16 - height,
+        width: slot * 0.35,
+        height: Math.max(height, 1),
+        class: `bar ${kind}`,
+      },
+      svg("title", {}, title),
+    );
   records.forEach((record, index) => {
-    const height = ((CHART.height - 40) * record.total_bytes) / max;
     const x = CHART.pad + index * slot + slot * 0.15;
+    const size = `${record.tag}: ${formatBytes(record.total_bytes)} (${record.status})`;
+    chart.append(bar(x, barHeight(record.total_bytes / max), `size ${record.status}`, size));
+    if (record.duration_ms !== null) {
+      const took = `${record.tag}: took ${formatDuration(record.duration_ms)}`;
+      chart.append(bar(x + slot * 0.35, barHeight(record.duration_ms / maxMs), "duration", took));
+    }
     chart.append(
-      svg(
-        "rect",
-        {
-          x,
-          y: CHART.height - 16 - height,
-          width: slot * 0.7,
-          height: Math.max(height, 1),
-          class: `bar ${record.status}`,
-        },
-        svg("title", {}, `${record.tag}: ${formatBytes(record.total_bytes)} (${record.status})`),
-      ),
       svg("text", { x: x + slot * 0.35, y: CHART.height - 2, class: "label" }, record.tag),
     );
   });
@@ -60,8 +84,8 @@ function historyTable(history: readonly HistoryRecord[]): HTMLTableElement {
       h(
         "tr",
         {},
-        ...["Tag", "Status", "When", "Trigger", "Files", "Bytes", "Errors"].map((title) =>
-          h("th", { scope: "col" }, title),
+        ...["Tag", "Status", "When", "Trigger", "Files", "Bytes", "Duration", "Errors"].map(
+          (title) => h("th", { scope: "col" }, title),
         ),
       ),
     ),
@@ -78,6 +102,7 @@ function historyTable(history: readonly HistoryRecord[]): HTMLTableElement {
           h("td", {}, record.trigger),
           h("td", {}, record.files_count),
           h("td", {}, formatBytes(record.total_bytes)),
+          h("td", {}, formatDuration(record.duration_ms)),
           h("td", { class: "errors" }, record.errors.join("; ")),
         ),
       ),
@@ -119,7 +144,7 @@ export async function repositoryPage(
       showMessage(message, summarize(result), result.errors.length > 0 ? "error" : "ok");
       const fresh = await api<{ history: HistoryRecord[] }>(`/monitor/history/${path}`);
       main.querySelector("#history")?.replaceWith(historyTable(fresh.history));
-      main.querySelector(".chart")?.replaceWith(sizeChart(fresh.history));
+      main.querySelector(".chart")?.replaceWith(publicationChart(fresh.history));
     } catch (error) {
       showMessage(message, describeError(error), "error");
     }
@@ -163,8 +188,13 @@ export async function repositoryPage(
       ),
     ),
     message,
-    h("h2", {}, "Bytes published per release"),
-    sizeChart(history),
+    h("h2", {}, "Bytes published and duration per release"),
+    h(
+      "p",
+      { class: "muted" },
+      "Per release: bytes written (left bar, left scale) and how long it took (right bar, right scale).",
+    ),
+    publicationChart(history),
     historyTable(history),
     h("h2", {}, "Dry run: what the code host holds"),
     h(

@@ -77,8 +77,18 @@ export async function statusPage(main: HTMLElement): Promise<void> {
       [
         "Scheduler",
         status.scheduler.running
-          ? `running, a round every ${status.scheduler.interval_minutes} min (next rounds: see the live panel)`
+          ? `running, a round every ${status.scheduler.interval_minutes} min`
           : "off",
+      ],
+      [
+        "Next scheduler round",
+        h(
+          "span",
+          { id: "next-round" },
+          status.scheduler.next_round_at === null
+            ? "none (the scheduler is off)"
+            : formatTime(status.scheduler.next_round_at),
+        ),
       ],
     ]),
     h("h2", {}, `Notifications (${notifications.filter((n) => !read.has(n.id)).length} unread)`),

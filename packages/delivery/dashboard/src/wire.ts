@@ -24,6 +24,8 @@ export interface HistoryRecord {
   readonly errors: readonly string[];
   readonly trigger: string;
   readonly processed_at: string;
+  /** Null for records older than durations. */
+  readonly duration_ms: number | null;
 }
 
 export interface ReleaseResult {
@@ -61,7 +63,11 @@ export interface Status {
     readonly database: string;
     readonly objectstore: boolean;
   };
-  readonly scheduler: { readonly running: boolean; readonly interval_minutes: number };
+  readonly scheduler: {
+    readonly running: boolean;
+    readonly interval_minutes: number;
+    readonly next_round_at: string | null;
+  };
 }
 
 export interface Notification {

@@ -158,7 +158,25 @@ describe.skipIf(!chromiumAvailable())("the dashboard in Chromium", () => {
     await page.getByRole("link", { name: "acme/rocket" }).click();
     await page.getByRole("heading", { name: "acme/rocket", exact: true }).waitFor();
     expect(await page.locator("#history tbody tr").count()).toBe(1);
-    expect(await page.locator(".chart rect.bar").count()).toBe(1);
+    // Beside the bar of its bytes, the publication's bar of its duration, as the API records it.
+    expect(await page.locator(".chart rect.bar.size").count()).toBe(1);
+    expect(await page.locator(".chart rect.bar.duration").count()).toBe(1);
+    const recorded = await page.evaluate(async () => {
+      const reply = await fetch("/monitor/history/acme/rocket");
+      return ((await reply.json()) as { history: Array<{ duration_ms: number | null }> }).history;
+    });
+    expect(recorded).toHaveLength(1);
+    expect(recorded[0]?.duration_ms).toBeGreaterThan(0);
+    const shown = (await page.locator("#history tbody td").nth(5).textContent()) ?? "";
+    // The table shows the recorded duration, rounded to its unit.
+    const [, amount = "", unit] = /^(\d+(?:\.\d)?) (ms|s)$/.exec(shown) ?? [];
+    const ms = Number(amount) * (unit === "s" ? 1000 : 1);
+    expect(Math.abs(ms - (recorded[0]?.duration_ms ?? -1))).toBeLessThanOrEqual(50);
+    expect(await page.locator(".chart rect.bar.duration title").textContent()).toBe(
+      `v1.0.0: took ${shown}`,
+    );
+    // The only publication is the longest: its duration bar spans the chart's full height.
+    expect(await page.locator(".chart rect.bar.duration").getAttribute("height")).toBe("120");
     await page.getByRole("button", { name: "Reprocess latest" }).click();
     await expect
       .poll(() => page.locator("#actions-message").textContent(), { timeout: 60_000 })
@@ -183,13 +201,21 @@ describe.skipIf(!chromiumAvailable())("the dashboard in Chromium", () => {
 
   it("refreshes an expired access token silently", async () => {
     t.clock.advance(25 * HOUR_MS);
+    // The status page tells when the scheduler's next round is due.
+    const nextRound = new Date(t.clock.now().getTime() + 10 * 60_000).toISOString();
+    t.scheduler.setRunning(true);
+    t.scheduler.setNextRoundAt(new Date(nextRound));
     const before = refreshes.length;
     await page.getByRole("link", { name: "Status" }).click();
     await page.getByRole("heading", { name: "Status" }).waitFor();
     expect(refreshes.length).toBeGreaterThan(before);
     expect(await page.locator("dl").textContent()).toContain("Releases in the last 24 h");
+    expect(await page.locator("#next-round").textContent()).toBe(
+      await page.evaluate((iso) => new Date(iso).toLocaleString(), nextRound),
+    );
     expect(await accessibilityViolations(page)).toEqual([]);
     await page.screenshot({ path: join(SCREENSHOTS, "dashboard-status.png"), fullPage: true });
+    t.scheduler.setRunning(false);
   });
 
   it("returns to sign-in when the session cannot be renewed, then back to the page", async () => {
@@ -271,6 +297,7 @@ describe.skipIf(!chromiumAvailable())("the dashboard in Chromium", () => {
     await page.keyboard.press("Tab");
     await page.keyboard.press("Enter");
     await page.getByRole("heading", { name: "Status" }).waitFor();
+    expect(await page.locator("#next-round").textContent()).toBe("none (the scheduler is off)");
   });
 
   it("signs out, after which the session is gone", async () => {
