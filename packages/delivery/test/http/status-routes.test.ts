@@ -105,6 +105,18 @@ describe("GET /monitor/status without an object store, with the database down", 
     expect(body.scheduler).toEqual({ running: false, interval_minutes: 10, next_round_at: null });
   });
 
+  it("documents scheduler.next_round_at in the OpenAPI status schema", async () => {
+    const doc = (await t.app.inject({ method: "GET", url: "/openapi.json" })).json();
+    const schema =
+      doc.paths["/monitor/status"].get.responses["200"].content["application/json"].schema;
+    expect(schema.properties.scheduler.properties.next_round_at).toEqual({
+      type: "string",
+      format: "date-time",
+      nullable: true,
+      description: "when this instance's next scheduler tick is due; null when not running",
+    });
+  });
+
   it("still answers when the database is down, with mysql: false", async () => {
     await t.database.close();
     const response = await t.app.inject({ method: "GET", url: "/monitor/status" });
