@@ -44,7 +44,19 @@ export type LedgerEvent =
       error: string;
       next_wait_s: number;
     }
-  | { event: "failed"; message_id: string; rcpt: string; permanent: boolean; error: string };
+  | { event: "failed"; message_id: string; rcpt: string; permanent: boolean; error: string }
+  | {
+      /**
+       * A recipient on the sending client's suppression list: not attempted. `message_id` is
+       * `-` for an SMTP RCPT TO refused before the message exists.
+       */
+      event: "suppressed";
+      message_id: string;
+      rcpt: string;
+      /** The sending client; null for `/send` on an open instance. */
+      client_id: string | null;
+      reason: string;
+    };
 
 /** `message_id` of a `rejected` event that happens before a send exists. */
 export const NO_MESSAGE_ID = "-";
