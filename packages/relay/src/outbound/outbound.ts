@@ -2,6 +2,7 @@ import { hostname } from "node:os";
 import { type Clock, systemClock } from "@rd/common";
 import { type Static, Type } from "@sinclair/typebox";
 import type { DnsResolver } from "../dns/dns-resolver.js";
+import type { MessageLabels } from "../state/queue-labels.js";
 import type { QueueStore } from "../state/queue-repository.js";
 import {
   createDeliveryAttempt,
@@ -39,6 +40,8 @@ export interface OutboundMessage {
   readonly recipients: readonly string[];
   /** The signed message, CRLF line endings. */
   readonly message: Buffer;
+  /** `/send`'s tags and metadata, kept with the queue rows. */
+  readonly labels?: Partial<MessageLabels>;
 }
 
 /** Per-recipient result of the wire contract (`results[]` of `/send` and `/send-raw`). */
@@ -156,6 +159,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
           rcpt,
           estado: "sending" as const,
           next_attempt_at: startedAt,
+          labels: message.labels,
         })),
         startedAt,
       );

@@ -70,6 +70,7 @@ export function createQueueIntake(deps: {
       estado: "queued" as const,
       next_attempt_at: now,
       spool_file: files[index] ?? null,
+      labels: message.labels,
       ...(!spool && index === 0 && { body: message.message }),
     }));
     try {

@@ -48,6 +48,8 @@ export interface SharedSchema {
     finished_at: number | null;
     /** While `sending`: when the claim lapses and another instance may take the entry. */
     lease_until: number | null;
+    /** JSON {tags, metadata} of `/send`; NULL: none (state/queue-labels.ts). */
+    labels: string | null;
   };
   /** Message bodies of queued mail, one per message (shared by its recipients' rows). */
   relay_queue_bodies: { id: Generated<number>; body: Buffer };
@@ -175,6 +177,11 @@ const MIGRATIONS: Record<string, Migration> = {
         .on("relay_queue")
         .column("finished_at")
         .execute();
+    },
+  },
+  "0003-queue-labels": {
+    async up(db) {
+      await db.schema.alterTable("relay_queue").addColumn("labels", "text").execute();
     },
   },
 };

@@ -1,6 +1,7 @@
 import type { Logger } from "@rd/common";
 import { sql } from "kysely";
 import { QUEUE_STATES, type QueueEntry, type QueueState } from "../state/queue-entry.js";
+import { decodeLabels, encodeLabels } from "../state/queue-labels.js";
 import type { NewQueueEntry, QueueRow, QueueStore } from "../state/queue-repository.js";
 import { retryingDeadlocks, type SharedDb } from "./shared-database.js";
 import { sharedDatabaseUnavailable } from "./shared-quota.js";
@@ -81,6 +82,7 @@ export function createSharedQueue(deps: {
           attempts: 0,
           next_attempt_at: entry.next_attempt_at,
           body_id: bodyId,
+          labels: encodeLabels(entry.labels),
           created_at: now,
           updated_at: now,
         })
@@ -210,6 +212,7 @@ export function createSharedQueue(deps: {
             spool_file: null,
             updated_at: now,
             finished_at: null,
+            labels: decodeLabels(row.labels),
             ...(body && { body: Buffer.from(body.body) }),
           };
           return claimed;
@@ -250,6 +253,17 @@ export function createSharedQueue(deps: {
           created_at: Number(row.created_at),
         }),
       );
+    },
+    async labelsOf(messageId) {
+      const row = await guarded(() =>
+        db
+          .selectFrom("relay_queue")
+          .select(["client_id", "labels"])
+          .where("message_id", "=", messageId)
+          .limit(1)
+          .executeTakeFirst(),
+      );
+      return row && { client_id: row.client_id, labels: decodeLabels(row.labels) };
     },
     async deleteFinishedBefore(cutoff) {
       const result = await db

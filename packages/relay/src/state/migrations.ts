@@ -63,6 +63,11 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX queue_finished ON queue (finished_at) WHERE finished_at IS NOT NULL;
     `,
   },
+  {
+    // A message's /send tags and metadata with each of its rows (state/queue-labels.ts).
+    name: "queue_labels",
+    up: `ALTER TABLE queue ADD COLUMN labels TEXT; -- JSON {tags, metadata}; NULL: none`,
+  },
 ];
 
 /** Runs the migrations `db` has not seen yet; refuses a database newer than this code. */

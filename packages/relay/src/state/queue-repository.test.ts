@@ -47,8 +47,30 @@ describe("queue repository", () => {
       created_at: 1_700_000_000,
       updated_at: 1_700_000_000,
       finished_at: null,
+      labels: null,
     });
     expect(queueRow(db, pks[1] as number)?.rcpt).toBe("c@r.test");
+  });
+
+  it("keeps a message's tags and metadata with its rows: the claim and labelsOf give them back", () => {
+    const queue = createQueueRepository(db);
+    const labels = { tags: ["welcome"], metadata: { user_id: "42" } };
+    const [pk = 0] = queue.insert(
+      [entry("b@r.test", { estado: "queued", labels }), entry("c@r.test", { labels })],
+      100,
+    );
+    expect(queueRow(db, pk)?.labels).toBe('{"tags":["welcome"],"metadata":{"user_id":"42"}}');
+    expect(queue.claim(pk, 101)?.labels).toEqual(labels);
+    expect(queue.labelsOf("<m1@sender.test>")).toEqual({
+      client_id: "cli_0123456789abcdef",
+      labels,
+    });
+    queue.insert([entry("d@r.test", { message_id: "<m2@sender.test>", client_id: null })], 100);
+    expect(queue.labelsOf("<m2@sender.test>")).toEqual({
+      client_id: null,
+      labels: { tags: [], metadata: {} },
+    });
+    expect(queue.labelsOf("<unknown@sender.test>")).toBeUndefined();
   });
 
   it("keeps a queued row's spool file and a null client", () => {

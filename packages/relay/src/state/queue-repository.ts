@@ -1,6 +1,12 @@
 import { open } from "node:fs/promises";
 import type { Database } from "better-sqlite3";
 import { QUEUE_STATES, type QueueEntry, type QueueState } from "./queue-entry.js";
+import {
+  decodeLabels,
+  encodeLabels,
+  type MessageLabels,
+  type MessageOwnership,
+} from "./queue-labels.js";
 
 /** The full row (schema: migration `queue`): the entry plus what the queue worker needs. */
 export interface QueueRow extends QueueEntry {
@@ -11,6 +17,8 @@ export interface QueueRow extends QueueEntry {
   finished_at: number | null;
   /** The message, when the store keeps bodies itself (the shared database) rather than the spool. */
   body?: Buffer;
+  /** The message's `/send` tags and metadata (empty when none). */
+  labels: MessageLabels;
 }
 
 export interface NewQueueEntry {
@@ -24,6 +32,8 @@ export interface NewQueueEntry {
   spool_file?: string | null;
   /** The message, for a store that keeps bodies itself (the shared database); one per group. */
   body?: Buffer;
+  /** The message's `/send` tags and metadata; absent: none. */
+  labels?: Partial<MessageLabels>;
 }
 
 type Maybe<T> = T | Promise<T>;
@@ -54,6 +64,7 @@ export interface QueueStore {
   list(filters: QueueFilters): Maybe<QueueEntry[]>;
   deleteFinishedBefore(cutoff: number): Maybe<number>;
   countByState(): Maybe<Record<QueueState, number>>;
+  labelsOf(messageId: string): Maybe<MessageOwnership | undefined>;
 }
 
 /** All SQL on the `queue` table. Times are epoch seconds, given by the caller's clock. */
@@ -97,6 +108,11 @@ export interface QueueRepository {
   deleteFinishedBefore(cutoff: number): number;
   /** How many rows are in each `estado` (every state named, 0 included): metrics, readiness. */
   countByState(): Record<QueueState, number>;
+  /**
+   * The sending client and the `/send` tags and metadata of `messageId` (angle-bracketed), read
+   * from any of its rows; undefined when it has none (unknown, or past retention).
+   */
+  labelsOf(messageId: string): MessageOwnership | undefined;
   /** Rows still to deliver (`queued`, `sending`) and the spool file each needs. */
   pendingSpoolFiles(): Array<{ pk: number; spool_file: string | null }>;
   /**
@@ -128,15 +144,25 @@ function containsPattern(text: string): string {
 }
 
 export function createQueueRepository(db: Database): QueueRepository {
-  const insertRow = db.prepare<[NewQueueEntry & { now: number; spool: string | null }], void>(`
+  const insertRow = db.prepare<
+    [Omit<NewQueueEntry, "labels"> & { now: number; spool: string | null; labels: string | null }],
+    void
+  >(`
     INSERT INTO queue (message_id, client_id, envelope_from, rcpt, estado, attempts,
-                       next_attempt_at, spool_file, created_at, updated_at)
+                       next_attempt_at, spool_file, created_at, updated_at, labels)
     VALUES (@message_id, @client_id, @envelope_from, @rcpt, @estado, 0,
-            @next_attempt_at, @spool, @now, @now)
+            @next_attempt_at, @spool, @now, @now, @labels)
   `);
   const insertMany = db.transaction((entries: readonly NewQueueEntry[], now: number) =>
     entries.map((entry) =>
-      Number(insertRow.run({ ...entry, now, spool: entry.spool_file ?? null }).lastInsertRowid),
+      Number(
+        insertRow.run({
+          ...entry,
+          now,
+          spool: entry.spool_file ?? null,
+          labels: encodeLabels(entry.labels),
+        }).lastInsertRowid,
+      ),
     ),
   );
   const insertGroups = db.transaction(
@@ -164,7 +190,10 @@ export function createQueueRepository(db: Database): QueueRepository {
       "SELECT pk FROM queue WHERE estado = 'queued' AND next_attempt_at <= ? ORDER BY created_at, pk",
     )
     .pluck();
-  const claimRow = db.prepare<[{ pk: number; now: number }], QueueRow>(`
+  const claimRow = db.prepare<
+    [{ pk: number; now: number }],
+    Omit<QueueRow, "labels"> & { labels: string | null }
+  >(`
     UPDATE queue SET estado = 'sending', updated_at = @now
      WHERE pk = @pk AND estado = 'queued'
     RETURNING *
@@ -178,6 +207,9 @@ export function createQueueRepository(db: Database): QueueRepository {
            next_attempt_at = @nextAttemptAt, updated_at = @now
      WHERE pk = @pk
   `);
+  const selectLabels = db.prepare<[string], { client_id: string | null; labels: string | null }>(
+    "SELECT client_id, labels FROM queue WHERE message_id = ? LIMIT 1",
+  );
   const deleteFinished = db.prepare<[number], void>(
     "DELETE FROM queue WHERE finished_at IS NOT NULL AND finished_at < ?",
   );
@@ -224,7 +256,14 @@ export function createQueueRepository(db: Database): QueueRepository {
 
   return {
     duePks: (now) => selectDue.all(now),
-    claim: (pk, now) => claimRow.get({ pk, now }),
+    claim(pk, now) {
+      const row = claimRow.get({ pk, now });
+      return row && { ...row, labels: decodeLabels(row.labels) };
+    },
+    labelsOf(messageId) {
+      const row = selectLabels.get(messageId);
+      return row && { client_id: row.client_id, labels: decodeLabels(row.labels) };
+    },
     reschedule(pk, change) {
       setRescheduled.run({ pk, ...change });
     },

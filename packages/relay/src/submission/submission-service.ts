@@ -119,7 +119,7 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
       message: Buffer;
       subjectLength: number;
       bodyBytes: number;
-      /** `/send`'s tags and metadata, written on the `received` line when given. */
+      /** `/send`'s tags and metadata: on the `received` line when given, and the queue rows. */
       labels?: { tags?: readonly string[]; metadata?: Readonly<Record<string, string>> };
     },
     dispatch: MessageDispatch,
@@ -160,6 +160,7 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
           domain: envelope.domain,
           recipients: envelope.recipients,
           message: signed,
+          labels: built.labels,
         });
         return { messageId, mode: dispatch.mode, results };
       } catch (error) {

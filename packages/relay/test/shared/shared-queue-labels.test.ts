@@ -1,0 +1,63 @@
+import { createLogging } from "@rd/common";
+import { LogCapture } from "@rd/common/test-kit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openSharedDatabase, type SharedDb } from "../../src/shared/shared-database.js";
+import { createSharedQueue } from "../../src/shared/shared-queue.js";
+import type { NewQueueEntry } from "../../src/state/queue-repository.js";
+import {
+  createSharedDatabase,
+  mariadbAvailable,
+  type TestSharedDatabase,
+} from "./shared-relays.js";
+
+// The shared queue keeps each message's /send tags and metadata with its rows, as SQLite does.
+const available = await mariadbAvailable();
+
+describe.skipIf(!available)("tags and metadata in the shared queue", () => {
+  let database: TestSharedDatabase;
+  let db: SharedDb;
+  beforeEach(async () => {
+    database = await createSharedDatabase();
+    db = await openSharedDatabase(database.url);
+  });
+  afterEach(async () => {
+    await db.destroy();
+    await database.drop();
+  });
+
+  const entry = (rcpt: string, overrides: Partial<NewQueueEntry> = {}): NewQueueEntry => ({
+    message_id: "<m1@sender.test>",
+    client_id: "cli_0123456789abcdef",
+    envelope_from: "a@sender.test",
+    rcpt,
+    estado: "queued",
+    next_attempt_at: 100,
+    ...overrides,
+  });
+
+  it("stores them as JSON; the claim and labelsOf give them back", async () => {
+    const logger = createLogging({ destination: new LogCapture() }).forTarget("relay::queue");
+    const queue = createSharedQueue({ db, leaseSecs: () => 60, logger });
+    const labels = { tags: ["welcome"], metadata: { user_id: "42" } };
+    const [pk = 0] = await queue.insert(
+      [entry("b@r.test", { labels, body: Buffer.from("x") }), entry("c@r.test", { labels })],
+      100,
+    );
+    const [stored] = await database.query<Array<{ labels: string }>>(
+      "SELECT labels FROM relay_queue WHERE pk = ?",
+      [pk],
+    );
+    expect(JSON.parse(stored?.labels ?? "null")).toEqual(labels);
+    expect((await queue.claim(pk, 101))?.labels).toEqual(labels);
+    expect(await queue.labelsOf("<m1@sender.test>")).toEqual({
+      client_id: "cli_0123456789abcdef",
+      labels,
+    });
+    await queue.insert([entry("d@r.test", { message_id: "<m2@s.test>", client_id: null })], 100);
+    expect(await queue.labelsOf("<m2@s.test>")).toEqual({
+      client_id: null,
+      labels: { tags: [], metadata: {} },
+    });
+    expect(await queue.labelsOf("<unknown@s.test>")).toBeUndefined();
+  });
+});
