@@ -16,7 +16,7 @@ const LAYERS = {
     ["http", "smtp"],
     ["observability"],
     ["submission", "queue"],
-    ["outbound"],
+    ["outbound", "webhooks"],
     ["access", "clients", "domains", "dns-check", "ledger"],
     ["dkim"],
     ["mime", "dns"],

@@ -62,10 +62,12 @@ import { createClientRepository } from "./state/client-repository.js";
 import { createQueueRepository } from "./state/queue-repository.js";
 import { createQuotaRepository } from "./state/quota-repository.js";
 import { openStateDatabase } from "./state/state-database.js";
+import { createWebhookRepository } from "./state/webhook-repository.js";
 import { createDomainQuota, createSharedDomainQuota } from "./submission/domain-quota.js";
 import { createMessageDispatch, createPersistedDispatch } from "./submission/message-dispatch.js";
 import { createSubmissionService } from "./submission/submission-service.js";
 import { VERSION } from "./version.js";
+import { createWebhooks } from "./webhooks/webhooks.js";
 
 const STATE_DIR = { where: "RELAY_DB" };
 
@@ -182,7 +184,14 @@ async function assembleRelay(opened: OpenedState): Promise<Relay> {
   const metrics = createRelayMetrics({
     queueCounts: shared?.queueCounts ?? (() => queueRepository.countByState()),
   });
-  const ledger = metrics.observeLedger(opened.ledger);
+  // Delivery-event webhooks: the ledger's outcome events go to their durable outbox.
+  const webhooks = createWebhooks({
+    store: createWebhookRepository(db),
+    ownerOf: (messageId) => queueRepository.labelsOf(messageId),
+    clock,
+    logger: logging.forTarget("relay::webhooks"),
+  });
+  const ledger = webhooks.observe(metrics.observeLedger(opened.ledger));
   const outbound = createOutbound({
     settings: () => config.current(),
     dns,
@@ -268,6 +277,7 @@ async function assembleRelay(opened: OpenedState): Promise<Relay> {
     access: createAccessSettings(config),
     submission,
     queue: createQueueService({ repository: queue, worker: queueWorker }),
+    webhooks: webhooks.service,
     metrics,
     readiness: createRelayReadiness({
       readDatabase: () => shared?.checkReachable() ?? queueRepository.countByState(),
@@ -290,6 +300,7 @@ async function assembleRelay(opened: OpenedState): Promise<Relay> {
         app.listen({ host, port }),
       );
       ticker.start();
+      await webhooks.start();
       await bootStep({ where: env.configPath, field: "smtp_listen" }, "cannot listen", async () =>
         smtp?.listen(),
       );
@@ -317,6 +328,7 @@ async function assembleRelay(opened: OpenedState): Promise<Relay> {
           );
         }
         await smtpClosed;
+        await webhooks.stop();
         await ledger.close();
         await throttle.close();
         db.close();

@@ -18,6 +18,7 @@ import type { DomainService } from "../domains/domain-service.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { QueueService } from "../queue/queue-service.js";
 import type { SubmissionService } from "../submission/submission-service.js";
+import type { WebhookService } from "../webhooks/webhook-service.js";
 
 // The types `app.ts` and the route modules share, apart from `app.ts` so that a route module
 // does not import the module that registers it.
@@ -37,6 +38,8 @@ export interface AppDeps {
   access: AccessSettings;
   submission: SubmissionService;
   queue: QueueService;
+  /** `/webhooks`: delivery-event endpoints. */
+  webhooks: WebhookService;
   /** `GET /metrics`; the HTTP counter is fed by every answer. */
   metrics: ServiceMetrics;
   /** `GET /ready`; told when the app starts closing. */

@@ -33,6 +33,7 @@ import { openApiRoutes } from "./routes/openapi.js";
 import { queueRoutes } from "./routes/queue.js";
 import { rateLimitRoutes } from "./routes/ratelimit.js";
 import { sendRoutes } from "./routes/send.js";
+import { webhookRoutes } from "./routes/webhooks.js";
 
 // Management bodies are small; the send routes raise their own limit per route.
 export const ADMIN_BODY_LIMIT = 64 * 1024;
@@ -53,6 +54,7 @@ const ROUTE_MODULES: readonly RouteModule[] = [
   allowlistRoutes,
   sendRoutes,
   queueRoutes,
+  webhookRoutes,
 ];
 
 export async function buildApp(deps: AppDeps): Promise<RelayApp> {

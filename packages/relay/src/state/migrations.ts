@@ -68,6 +68,45 @@ export const MIGRATIONS: readonly Migration[] = [
     name: "queue_labels",
     up: `ALTER TABLE queue ADD COLUMN labels TEXT; -- JSON {tags, metadata}; NULL: none`,
   },
+  {
+    // Delivery-event webhooks (state/webhook-repository.ts): endpoints, the durable outbox of
+    // events still to deliver (one row per endpoint), and the recent attempts of each endpoint.
+    name: "webhooks",
+    up: `
+      CREATE TABLE webhook_endpoints (
+        id         TEXT PRIMARY KEY,
+        url        TEXT NOT NULL,
+        events     TEXT NOT NULL,          -- JSON array of event types
+        secret     TEXT NOT NULL,          -- HMAC key: kept usable, never shown again
+        created_at TEXT NOT NULL           -- ISO 8601 UTC
+      ) STRICT;
+      CREATE TABLE webhook_outbox (
+        pk              INTEGER PRIMARY KEY AUTOINCREMENT,
+        endpoint_id     TEXT NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+        event_id        TEXT NOT NULL,
+        event_type      TEXT NOT NULL,
+        body            TEXT NOT NULL,     -- the JSON signed and sent, fixed at emission
+        attempts        INTEGER NOT NULL,
+        next_attempt_at INTEGER NOT NULL,  -- epoch ms
+        expires_at      INTEGER NOT NULL,  -- epoch ms: given up after
+        lease_until     INTEGER            -- epoch ms: a sender holds it until then
+      ) STRICT;
+      CREATE INDEX webhook_outbox_due ON webhook_outbox (endpoint_id, next_attempt_at);
+      CREATE TABLE webhook_attempts (
+        pk          INTEGER PRIMARY KEY AUTOINCREMENT,
+        endpoint_id TEXT NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+        event_id    TEXT NOT NULL,
+        event_type  TEXT NOT NULL,
+        attempt     INTEGER NOT NULL,
+        at          TEXT NOT NULL,         -- ISO 8601 UTC
+        status      INTEGER,               -- HTTP status; NULL: no answer
+        latency_ms  INTEGER NOT NULL,
+        error       TEXT,
+        outcome     TEXT NOT NULL CHECK (outcome IN ('delivered', 'retrying', 'gave_up'))
+      ) STRICT;
+      CREATE INDEX webhook_attempts_endpoint ON webhook_attempts (endpoint_id, pk);
+    `,
+  },
 ];
 
 /** Runs the migrations `db` has not seen yet; refuses a database newer than this code. */

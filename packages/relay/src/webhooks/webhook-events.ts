@@ -1,0 +1,64 @@
+import { randomBytes } from "node:crypto";
+import type { LedgerEvent } from "../ledger/ledger-events.js";
+import { NO_MESSAGE_ID } from "../ledger/ledger-events.js";
+
+/** The ledger events an endpoint can subscribe to: one per recipient outcome (and refusals). */
+export const WEBHOOK_EVENT_TYPES = [
+  "delivered",
+  "deferred",
+  "failed",
+  "suppressed",
+  "rejected",
+] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+export function isWebhookEventType(type: string): type is WebhookEventType {
+  return (WEBHOOK_EVENT_TYPES as readonly string[]).includes(type);
+}
+
+/** What the queue rows say of a message: its sending client and its `/send` labels. */
+export interface MessageOwner {
+  readonly client_id: string | null;
+  readonly labels: {
+    readonly tags: readonly string[];
+    readonly metadata: Readonly<Record<string, string>>;
+  };
+}
+
+/**
+ * The JSON body POSTed for one ledger event: `id` (one per event, the same for every
+ * endpoint), `type`, `timestamp`, `message_id` (null for a refusal before any message),
+ * `rcpt`, `client_id`, `tags`, `metadata`, then the event's own fields as the ledger has them
+ * (`smtp_response` for `delivered`, `error` for `deferred` and `failed`, `reason` for
+ * `suppressed` and `rejected`, …). The body is fixed at emission: every retry sends these bytes.
+ */
+export function webhookBody(
+  event: LedgerEvent,
+  owner: MessageOwner | undefined,
+  timestamp: Date,
+): { id: string; body: string } {
+  // `suppressed` carries its client; the others are looked up from the queue rows.
+  const {
+    event: type,
+    message_id,
+    rcpt,
+    client_id,
+    ...details
+  } = event as LedgerEvent & {
+    rcpt?: string;
+    client_id?: string | null;
+  };
+  const id = `evt_${randomBytes(12).toString("hex")}`;
+  const body = {
+    id,
+    type,
+    timestamp: timestamp.toISOString(),
+    message_id: message_id === NO_MESSAGE_ID ? null : message_id,
+    rcpt: rcpt ?? null,
+    client_id: client_id ?? owner?.client_id ?? null,
+    tags: owner?.labels.tags ?? [],
+    metadata: owner?.labels.metadata ?? {},
+    ...details,
+  };
+  return { id, body: JSON.stringify(body) };
+}

@@ -1,0 +1,185 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type HttpReceiver, startHttpReceiver } from "../fixtures/http-receiver.js";
+import { within } from "../shared/shared-relays.js";
+import { SendRelay } from "../submission/send-harness.js";
+import { readmeVerifier, type VerifyRelaySignature } from "./readme-verifier.js";
+
+interface Attempt {
+  event_type: string;
+  attempt: number;
+  status: number | null;
+  latency_ms: number;
+  error: string | null;
+  outcome: string;
+}
+
+/** Delivery-event webhooks end to end: real sends, real SMTP sinks, real HTTP receivers. */
+describe("delivery-event webhooks", () => {
+  let relay: SendRelay;
+  let authorization: string;
+  let clientId: string;
+  let verify: VerifyRelaySignature;
+  const receivers: Record<"healthy" | "stalled" | "failing", HttpReceiver> = {} as never;
+  const endpoints: Record<string, { id: string; secret: string }> = {};
+
+  beforeAll(async () => {
+    verify = await readmeVerifier();
+    relay = await SendRelay.start({
+      sinks: {
+        "dest.test": { tls: "none" },
+        "bounce.test": { tls: "none", reject: { stage: "rcpt", code: 550, message: "5.1.1 no" } },
+      },
+    });
+    await relay.relay.relay.listen();
+    await relay.addDomain("shop.test");
+    ({ authorization, clientId } = await relay.addClient(["shop.test"]));
+    receivers.healthy = await startHttpReceiver("ok");
+    receivers.stalled = await startHttpReceiver("stall");
+    receivers.failing = await startHttpReceiver("fail");
+    // The slow and failing endpoints are registered first: the dispatcher meets them first.
+    for (const name of ["stalled", "failing", "healthy"] as const) {
+      const response = await relay.relay.admin("POST", "/webhooks", {
+        url: receivers[name].url,
+        events: ["delivered", "failed"],
+      });
+      expect(response.statusCode).toBe(201);
+      endpoints[name] = response.json();
+    }
+  });
+  afterAll(async () => {
+    await relay?.close();
+    await Promise.all(Object.values(receivers).map((receiver) => receiver.close()));
+  });
+
+  const endpoint = async (name: string) =>
+    (await relay.relay.admin("GET", `/webhooks/${endpoints[name]?.id}`)).json() as {
+      pending: number;
+      recent_attempts: Attempt[];
+    };
+
+  it("shows the secret once, validates endpoints, and removes them", async () => {
+    const created = endpoints.healthy;
+    expect(created?.secret).toMatch(/^whsec_[A-Za-z0-9_-]{32}$/);
+    const listed = await relay.relay.admin("GET", "/webhooks");
+    expect(listed.statusCode).toBe(200);
+    expect(listed.body).not.toContain(created?.secret);
+    expect(listed.json().webhooks).toHaveLength(3);
+
+    for (const body of [
+      { url: "ftp://127.0.0.1/hook", events: ["delivered"] },
+      { url: "/relative", events: ["delivered"] },
+      { url: "http://127.0.0.1/hook", events: ["opened"] },
+      { url: "http://127.0.0.1/hook", events: [] },
+      { url: "http://127.0.0.1/hook", events: ["failed", "failed"] },
+    ]) {
+      const refused = await relay.relay.admin("POST", "/webhooks", body);
+      expect(refused.statusCode, JSON.stringify(body)).toBe(400);
+    }
+    const extra = await relay.relay.admin("POST", "/webhooks", {
+      url: "https://hooks.example/x",
+      events: ["rejected"],
+    });
+    const { id } = extra.json() as { id: string };
+    expect((await relay.relay.admin("DELETE", `/webhooks/${id}`)).statusCode).toBe(200);
+    expect((await relay.relay.admin("DELETE", `/webhooks/${id}`)).statusCode).toBe(404);
+    expect((await relay.relay.admin("GET", `/webhooks/${id}`)).statusCode).toBe(404);
+    const unauthenticated = await relay.app.inject({ method: "GET", url: "/webhooks" });
+    expect(unauthenticated.statusCode).toBe(401);
+  });
+
+  it("POSTs signed events for a delivered and a failed recipient, unhindered by a stalled and a failing endpoint", async () => {
+    const started = Date.now();
+    const response = await relay.post(
+      "/send",
+      {
+        from: "a@shop.test",
+        to: ["ana@dest.test", "bob@bounce.test"],
+        subject: "hi",
+        text: "hello",
+        tags: ["welcome"],
+        metadata: { user: "42" },
+      },
+      { authorization },
+    );
+    // The mail path does not wait for any endpoint (the stalled one holds its request 10 s).
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(response.statusCode).toBe(200);
+    const { message_id } = response.json() as { message_id: string };
+
+    const took = await within(
+      3_000,
+      async () => receivers.healthy.requests.length >= 2,
+      "two events at the healthy endpoint",
+    );
+    expect(took).toBeLessThan(3_000);
+    const secret = endpoints.healthy?.secret ?? "";
+    const events = receivers.healthy.requests.map((request) => {
+      const header = String(request.headers["x-relay-signature"]);
+      expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+      expect(verify(secret, header, request.body)).toBe(true);
+      expect(verify(endpoints.failing?.secret ?? "", header, request.body)).toBe(false);
+      const event = JSON.parse(request.body) as Record<string, unknown>;
+      expect(request.headers["x-relay-event"]).toBe(event.type);
+      expect(request.headers["x-relay-event-id"]).toBe(event.id);
+      return event;
+    });
+    const byRcpt = Object.fromEntries(events.map((event) => [event.rcpt, event]));
+    const common = { message_id, client_id: clientId, tags: ["welcome"], metadata: { user: "42" } };
+    expect(byRcpt["ana@dest.test"]).toMatchObject({
+      ...common,
+      type: "delivered",
+      smtp_response: expect.stringMatching(/^250/),
+      timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    });
+    expect(byRcpt["bob@bounce.test"]).toMatchObject({
+      ...common,
+      type: "failed",
+      permanent: true,
+      error: expect.stringContaining("550"),
+    });
+    // The same two events reached the stalled and the failing endpoint too.
+    expect(receivers.stalled.requests).toHaveLength(2);
+    expect(receivers.failing.requests.map((request) => request.body).sort()).toEqual(
+      receivers.healthy.requests.map((request) => request.body).sort(),
+    );
+    const healthy = await endpoint("healthy");
+    expect(healthy.pending).toBe(0);
+    expect(healthy.recent_attempts).toEqual([
+      expect.objectContaining({ status: 200, error: null, outcome: "delivered", attempt: 1 }),
+      expect.objectContaining({ status: 200, error: null, outcome: "delivered", attempt: 1 }),
+    ]);
+  });
+
+  it("retries an endpoint that answered 500 after its backoff, recording each attempt", async () => {
+    await within(
+      12_000,
+      async () =>
+        (await endpoint("failing")).recent_attempts.filter((attempt) => attempt.attempt === 2)
+          .length === 2,
+      "the second attempts at the failing endpoint",
+    );
+    const failing = await endpoint("failing");
+    expect(failing.pending).toBe(2);
+    for (const attempt of failing.recent_attempts) {
+      expect(attempt).toMatchObject({ status: 500, error: "HTTP 500", outcome: "retrying" });
+      expect(attempt.latency_ms).toBeGreaterThanOrEqual(0);
+    }
+    expect(receivers.failing.requests).toHaveLength(4);
+  });
+
+  it("records a request the stalled endpoint never answers as a timeout, to retry", async () => {
+    await within(
+      15_000,
+      async () => (await endpoint("stalled")).recent_attempts.length === 2,
+      "the timed-out attempts at the stalled endpoint",
+    );
+    for (const attempt of (await endpoint("stalled")).recent_attempts) {
+      expect(attempt).toMatchObject({
+        status: null,
+        error: "no answer within 10000 ms",
+        outcome: "retrying",
+      });
+      expect(attempt.latency_ms).toBeGreaterThanOrEqual(9_900);
+    }
+  });
+});
