@@ -59,6 +59,7 @@ import {
 } from "./smtp/configured-submission-server.js";
 import type { SubmissionServer } from "./smtp/submission-server.js";
 import { createClientRepository } from "./state/client-repository.js";
+import { createIdempotencyRepository } from "./state/idempotency-repository.js";
 import { createQueueRepository } from "./state/queue-repository.js";
 import { createQuotaRepository } from "./state/quota-repository.js";
 import { openStateDatabase } from "./state/state-database.js";
@@ -277,6 +278,7 @@ async function assembleRelay(opened: OpenedState): Promise<Relay> {
     access: createAccessSettings(config),
     submission,
     queue: createQueueService({ repository: queue, worker: queueWorker }),
+    idempotency: shared?.idempotency ?? createIdempotencyRepository(db),
     webhooks: webhooks.service,
     metrics,
     readiness: createRelayReadiness({

@@ -17,6 +17,7 @@ import type { DnsCheck } from "../dns-check/configured-dns-check.js";
 import type { DomainService } from "../domains/domain-service.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { QueueService } from "../queue/queue-service.js";
+import type { IdempotencyStore } from "../state/idempotency-repository.js";
 import type { SubmissionService } from "../submission/submission-service.js";
 import type { WebhookService } from "../webhooks/webhook-service.js";
 
@@ -38,6 +39,8 @@ export interface AppDeps {
   access: AccessSettings;
   submission: SubmissionService;
   queue: QueueService;
+  /** `Idempotency-Key` of `/send` and `/send-raw`: the keys and first answers. */
+  idempotency: IdempotencyStore;
   /** `/webhooks`: delivery-event endpoints. */
   webhooks: WebhookService;
   /** `GET /metrics`; the HTTP counter is fed by every answer. */

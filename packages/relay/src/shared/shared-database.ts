@@ -53,6 +53,15 @@ export interface SharedSchema {
   };
   /** Message bodies of queued mail, one per message (shared by its recipients' rows). */
   relay_queue_bodies: { id: Generated<number>; body: Buffer };
+  /** Idempotency keys of every instance: the SQLite `idempotency_keys` table. */
+  relay_idempotency_keys: {
+    scope: string;
+    key: string;
+    fingerprint: string;
+    status: number | null;
+    body: string | null;
+    expires_at: number;
+  };
 }
 
 export type SharedDb = Kysely<SharedSchema>;
@@ -182,6 +191,26 @@ const MIGRATIONS: Record<string, Migration> = {
   "0003-queue-labels": {
     async up(db) {
       await db.schema.alterTable("relay_queue").addColumn("labels", "text").execute();
+    },
+  },
+  "0005-idempotency-keys": {
+    async up(db) {
+      await db.schema
+        .createTable("relay_idempotency_keys")
+        .addColumn("scope", "varchar(32)", (c) => c.notNull())
+        .addColumn("key", "varchar(255)", (c) => c.notNull())
+        .addColumn("fingerprint", "char(64)", (c) => c.notNull())
+        .addColumn("status", "integer")
+        .addColumn("body", sql`mediumtext`)
+        .addColumn("expires_at", "bigint", (c) => c.notNull())
+        .addPrimaryKeyConstraint("relay_idempotency_keys_pk", ["scope", "key"])
+        .modifyEnd(TABLE_OPTIONS)
+        .execute();
+      await db.schema
+        .createIndex("relay_idempotency_keys_expiry")
+        .on("relay_idempotency_keys")
+        .column("expires_at")
+        .execute();
     },
   },
 };

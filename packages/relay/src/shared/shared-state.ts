@@ -2,12 +2,14 @@ import { type Logger, messageOf } from "@rd/common";
 import type { RelayEnv } from "../config/env.js";
 import type { ConfigFile } from "../config/schema.js";
 import { DEFAULTS } from "../config/schema.js";
+import type { IdempotencyStore } from "../state/idempotency-repository.js";
 import type { QueueState } from "../state/queue-entry.js";
 import type { QueueStore } from "../state/queue-repository.js";
 import type { SharedQuotaRepository } from "../state/quota-repository.js";
 import { createSharedClients, type SharedClients } from "./shared-clients.js";
 import { createSharedConfigStore, type SharedConfigStore } from "./shared-config-store.js";
 import { openSharedDatabase } from "./shared-database.js";
+import { createSharedIdempotency } from "./shared-idempotency.js";
 import { createSharedQueue } from "./shared-queue.js";
 import { createSharedQuotaRepository } from "./shared-quota.js";
 
@@ -24,6 +26,7 @@ export interface SharedState {
   readonly clients: SharedClients;
   readonly quota: SharedQuotaRepository;
   readonly queue: QueueStore;
+  readonly idempotency: IdempotencyStore;
   /**
    * The queue's rows per state as last read (at most a second old), for a caller that cannot
    * wait (the metrics' scrape); every call past that age starts a new read.
@@ -107,6 +110,7 @@ export async function openSharedState(deps: {
     clients,
     quota: createSharedQuotaRepository(db, logger),
     queue,
+    idempotency: createSharedIdempotency(db, logger),
     checkReachable() {
       if (failing) throw new Error("the shared database did not answer the last refresh");
     },

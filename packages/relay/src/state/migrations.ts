@@ -107,6 +107,23 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX webhook_attempts_endpoint ON webhook_attempts (endpoint_id, pk);
     `,
   },
+  {
+    // Idempotency-Key of /send and /send-raw (state/idempotency-repository.ts): the first
+    // answer per client and key, replayed for 24 h.
+    name: "idempotency_keys",
+    up: `
+      CREATE TABLE idempotency_keys (
+        scope       TEXT NOT NULL,       -- client_id; '' for /send on an open instance
+        key         TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,       -- SHA-256 (hex) of the route and the raw body
+        status      INTEGER,             -- NULL while the first request runs
+        body        TEXT,                -- the first answer's JSON
+        expires_at  INTEGER NOT NULL,    -- epoch seconds
+        PRIMARY KEY (scope, key)
+      ) STRICT;
+      CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+    `,
+  },
 ];
 
 /** Runs the migrations `db` has not seen yet; refuses a database newer than this code. */

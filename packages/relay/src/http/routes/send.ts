@@ -7,6 +7,7 @@ import type { SubmissionOutcome } from "../../submission/submission-service.js";
 import { messageIdOfRefusal } from "../../submission/submission-service.js";
 import type { AppDeps, RelayApp } from "../app-deps.js";
 import { toAppError } from "../error-handler.js";
+import { createIdempotency, digestIdempotentBody, type SendAnswer } from "../idempotency.js";
 import { responses } from "../schemas.js";
 
 /** Largest `/send` body (specification, Limits): refused with 413 while it streams in. */
@@ -20,12 +21,28 @@ const SendResult = Type.Object({
 
 const SEND_RESPONSES = responses(
   { 200: SendResult, 202: { ...SendResult, description: "queued (asynchronous mode)" } },
-  [400, 401, 413, 500, 503],
+  [400, 401, 409, 413, 422, 500, 503],
 );
 
+/** The optional `Idempotency-Key` request header (README, "Idempotency keys"). */
+const IDEMPOTENCY_HEADERS = Type.Object({
+  "idempotency-key": Type.Optional(
+    Type.String({
+      description:
+        "1 to 255 printable ASCII characters: the same client, key and body within 24 h get the first answer again (header Idempotent-Replayed: true) and nothing is sent twice",
+    }),
+  ),
+});
+
 /** `POST /send` and `POST /send-raw`: schemas, body limits and a call into the submission service. */
-export function sendRoutes(app: RelayApp, { submission, ledger }: AppDeps): void {
+export function sendRoutes(app: RelayApp, deps: AppDeps): void {
+  const { submission, ledger } = deps;
   const onError = recordRefusal(ledger);
+  const idempotent = createIdempotency({
+    store: deps.idempotency,
+    clock: deps.clock,
+    logger: deps.logging.forTarget("relay::http"),
+  });
 
   app.post(
     "/send",
@@ -33,14 +50,18 @@ export function sendRoutes(app: RelayApp, { submission, ledger }: AppDeps): void
       bodyLimit: SEND_BODY_LIMIT,
       config: { auth: "client-or-open" },
       onError,
+      preParsing: digestIdempotentBody,
       schema: {
         summary: "Send a message built from fields (client Basic; open instance: no credential)",
+        headers: IDEMPOTENCY_HEADERS,
         body: SendFieldsSchema,
         response: SEND_RESPONSES,
       },
     },
-    async (request, reply) =>
-      answer(reply, await submission.submitFields(request.client, request.body)),
+    (request, reply) =>
+      idempotent(request, reply, async () =>
+        answer(await submission.submitFields(request.client, request.body)),
+      ),
   );
 
   app.post(
@@ -49,25 +70,29 @@ export function sendRoutes(app: RelayApp, { submission, ledger }: AppDeps): void
       bodyLimit: SEND_RAW_BODY_LIMIT,
       config: { auth: "client" },
       onError,
+      preParsing: digestIdempotentBody,
       schema: {
         summary: "Send a ready RFC 5322 message as given (client Basic)",
+        headers: IDEMPOTENCY_HEADERS,
         body: SendRawBodySchema,
         response: SEND_RESPONSES,
       },
     },
-    async (request, reply) => {
-      // The guard authenticated the client on this `client` route.
-      const client = request.client;
-      if (!client) throw new Error("client route reached without a client");
-      return answer(reply, await submission.submitRaw(client, request.body));
-    },
+    (request, reply) =>
+      idempotent(request, reply, async () => {
+        // The guard authenticated the client on this `client` route.
+        const client = request.client;
+        if (!client) throw new Error("client route reached without a client");
+        return answer(await submission.submitRaw(client, request.body));
+      }),
   );
 }
 
-function answer(reply: FastifyReply, outcome: SubmissionOutcome) {
-  return reply
-    .code(outcome.mode === "async" ? 202 : 200)
-    .send({ message_id: outcome.messageId, results: outcome.results });
+function answer(outcome: SubmissionOutcome): SendAnswer {
+  return {
+    status: outcome.mode === "async" ? 202 : 200,
+    body: { message_id: outcome.messageId, results: outcome.results },
+  };
 }
 
 /**
