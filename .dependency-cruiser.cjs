@@ -16,6 +16,7 @@ const LAYERS = {
     ["http", "smtp"],
     ["observability"],
     ["submission", "queue"],
+    ["suppressions"],
     ["outbound", "webhooks"],
     ["access", "clients", "domains", "dns-check", "ledger"],
     ["dkim"],

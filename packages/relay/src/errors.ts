@@ -37,6 +37,7 @@ export const Errors = {
   badReplyTo: defineError("bad_reply_to", 400, "reply_to must be 'Name <a@domain>' or 'a@domain'"),
   badAttachment: defineError("bad_attachment", 400, "an attachment is not valid"),
   badMetadata: defineError("bad_metadata", 400, "metadata is not a valid flat string map"),
+  badAddress: defineError("bad_address", 400, "the address is not a valid e-mail address"),
   badIdempotencyKey: defineError(
     "bad_idempotency_key",
     400,

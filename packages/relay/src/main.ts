@@ -63,10 +63,12 @@ import { createIdempotencyRepository } from "./state/idempotency-repository.js";
 import { createQueueRepository } from "./state/queue-repository.js";
 import { createQuotaRepository } from "./state/quota-repository.js";
 import { openStateDatabase } from "./state/state-database.js";
+import { createSuppressionRepository } from "./state/suppression-repository.js";
 import { createWebhookRepository } from "./state/webhook-repository.js";
 import { createDomainQuota, createSharedDomainQuota } from "./submission/domain-quota.js";
 import { createMessageDispatch, createPersistedDispatch } from "./submission/message-dispatch.js";
 import { createSubmissionService } from "./submission/submission-service.js";
+import { createSuppressionList } from "./suppressions/suppression-list.js";
 import { VERSION } from "./version.js";
 import { createWebhooks } from "./webhooks/webhooks.js";
 
@@ -193,11 +195,19 @@ async function assembleRelay(opened: OpenedState): Promise<Relay> {
     logger: logging.forTarget("relay::webhooks"),
   });
   const ledger = webhooks.observe(metrics.observeLedger(opened.ledger));
+  const suppressions = createSuppressionList({
+    store: shared?.suppressions ?? createSuppressionRepository(db),
+    emit: (event) => ledger.emit(event),
+    clientExists: (id) => clientRepository.find(id) !== undefined,
+    clock,
+    logger: log,
+  });
   const outbound = createOutbound({
     settings: () => config.current(),
     dns,
     queue,
     emit: (event) => ledger.emit(event),
+    onPermanentFailure: suppressions.recordBounce,
     clock,
   });
   // The asynchronous queue: recovered before any request, drained by the ticker and /queue/tick.
@@ -212,6 +222,7 @@ async function assembleRelay(opened: OpenedState): Promise<Relay> {
     attempt: outbound.attempt,
     requireTls: outbound.requireTls,
     emit: (event) => ledger.emit(event),
+    onPermanentFailure: suppressions.recordBounce,
     config: () => config.current(),
     clock,
     logger: queueLog,
@@ -236,6 +247,7 @@ async function assembleRelay(opened: OpenedState): Promise<Relay> {
       clock,
       ledger,
       signer: createDkimSigner({ now: () => clock.now() }),
+      suppressions,
       quota: shared
         ? createSharedDomainQuota(shared.quota, clock)
         : createDomainQuota(createQuotaRepository(db), clock),
@@ -278,6 +290,7 @@ async function assembleRelay(opened: OpenedState): Promise<Relay> {
     access: createAccessSettings(config),
     submission,
     queue: createQueueService({ repository: queue, worker: queueWorker }),
+    suppressions,
     idempotency: shared?.idempotency ?? createIdempotencyRepository(db),
     webhooks: webhooks.service,
     metrics,

@@ -19,6 +19,7 @@ import type { Ledger } from "../ledger/ledger.js";
 import type { QueueService } from "../queue/queue-service.js";
 import type { IdempotencyStore } from "../state/idempotency-repository.js";
 import type { SubmissionService } from "../submission/submission-service.js";
+import type { SuppressionList } from "../suppressions/suppression-list.js";
 import type { WebhookService } from "../webhooks/webhook-service.js";
 
 // The types `app.ts` and the route modules share, apart from `app.ts` so that a route module
@@ -39,6 +40,8 @@ export interface AppDeps {
   access: AccessSettings;
   submission: SubmissionService;
   queue: QueueService;
+  /** `/suppressions`: each client's suppressed recipients. */
+  suppressions: SuppressionList;
   /** `Idempotency-Key` of `/send` and `/send-raw`: the keys and first answers. */
   idempotency: IdempotencyStore;
   /** `/webhooks`: delivery-event endpoints. */

@@ -33,13 +33,15 @@ import { openApiRoutes } from "./routes/openapi.js";
 import { queueRoutes } from "./routes/queue.js";
 import { rateLimitRoutes } from "./routes/ratelimit.js";
 import { sendRoutes } from "./routes/send.js";
+import { suppressionRoutes } from "./routes/suppressions.js";
 import { webhookRoutes } from "./routes/webhooks.js";
 
 // Management bodies are small; the send routes raise their own limit per route.
 export const ADMIN_BODY_LIMIT = 64 * 1024;
-// The longest host name (253 characters) must fit a `{domain}` path parameter; Fastify's
-// default of 100 answers 414 for long valid domains.
-const MAX_PARAM_LENGTH = 253;
+// The longest host name (253 characters) must fit a `{domain}` path parameter, and the longest
+// address (254) percent-encoded (up to 3 characters each) an `{address}`; Fastify's default of
+// 100 answers 414 for long valid ones.
+const MAX_PARAM_LENGTH = 3 * 254;
 
 /** The route modules, in registration order. */
 const ROUTE_MODULES: readonly RouteModule[] = [
@@ -54,6 +56,7 @@ const ROUTE_MODULES: readonly RouteModule[] = [
   allowlistRoutes,
   sendRoutes,
   queueRoutes,
+  suppressionRoutes,
   webhookRoutes,
 ];
 

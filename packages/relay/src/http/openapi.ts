@@ -11,6 +11,7 @@ const SECURITY: Record<RouteAuth, Array<Record<string, string[]>>> = {
   metrics: [{ adminToken: [] }, { adminBearer: [] }],
   client: [{ clientBasic: [] }],
   "client-or-open": [{ clientBasic: [] }, {}],
+  "client-or-admin": [{ clientBasic: [] }, { adminToken: [] }],
 };
 
 /** The relay's `@fastify/swagger` options: served at `GET /openapi.json`. */

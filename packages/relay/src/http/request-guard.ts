@@ -16,9 +16,17 @@ import { withHeaders } from "./error-handler.js";
  * - `metrics`: as `admin`, the token also taken as `Authorization: Bearer` (what Prometheus sends);
  * - `client`: HTTP Basic `cli_<id>:<secret>`; `request.client` is set;
  * - `client-or-open`: as `client`, but an open instance also takes a request without any
- *   credential (`request.client` then stays undefined): `POST /send` of the open test instance.
+ *   credential (`request.client` then stays undefined): `POST /send` of the open test instance;
+ * - `client-or-admin`: HTTP Basic as `client` when an `Authorization` header is present, else as
+ *   `admin` (`request.client` undefined): resources each client keeps and the admin oversees.
  */
-export type RouteAuth = "none" | "admin" | "metrics" | "client" | "client-or-open";
+export type RouteAuth =
+  | "none"
+  | "admin"
+  | "metrics"
+  | "client"
+  | "client-or-open"
+  | "client-or-admin";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -98,7 +106,13 @@ export async function installRequestGuard(
   app.addHook("onRequest", async (request) => {
     // An unknown path is a 404 whoever asks.
     if (request.is404) return;
-    const auth = request.routeOptions.config.auth ?? "admin";
+    const declared = request.routeOptions.config.auth ?? "admin";
+    const auth =
+      declared === "client-or-admin"
+        ? request.headers.authorization === undefined
+          ? "admin"
+          : "client"
+        : declared;
     if (auth === "admin" || auth === "metrics") {
       if (!adminTokenValid(request, auth === "metrics")) throw Errors.unauthorized();
     } else if (auth === "client" || auth === "client-or-open") {

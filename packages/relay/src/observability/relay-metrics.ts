@@ -120,6 +120,7 @@ export function createRelayMetrics(sources: RelayMetricsSources): RelayMetrics {
       submitRaw: (client, raw, dispatch) =>
         countAccepted(submission.submitRaw(client, raw, dispatch)),
       authorizeSender: (client, from) => submission.authorizeSender(client, from),
+      suppressionOf: (client, rcpt) => submission.suppressionOf(client, rcpt),
     }),
     smtpSessionOpened: () => sessions.inc(),
   };

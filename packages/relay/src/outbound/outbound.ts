@@ -54,6 +54,14 @@ export const DeliveryResultSchema = Type.Object({
 });
 export type DeliveryResult = Static<typeof DeliveryResultSchema>;
 
+/** Told of a recipient whose delivery failed permanently (the suppression list); never throws. */
+export type PermanentFailureHandler = (failure: {
+  clientId: string | null;
+  rcpt: string;
+  /** The error: the remote answer, or what DNS said (`… (null MX)`). */
+  reason: string;
+}) => Promise<void>;
+
 export interface OutboundDeps {
   /** The live configuration; read at every delivery so changes apply without a restart. */
   settings: () => OutboundSettings;
@@ -61,6 +69,7 @@ export interface OutboundDeps {
   queue: QueueStore;
   /** The ledger (`ledger.emit`). */
   emit: (event: DeliveryEvent) => void;
+  onPermanentFailure?: PermanentFailureHandler;
   /**
    * Stamps the queue rows and times the waits of the gate and of the retry schedule; default
    * the system clock.
@@ -190,6 +199,10 @@ export function createOutbound(deps: OutboundDeps): Outbound {
               lastError: outcome.detail,
               now: nowSecs(),
             });
+            if (outcome.permanent) {
+              const clientId = message.clientId ?? null;
+              await deps.onPermanentFailure?.({ clientId, rcpt, reason: outcome.detail });
+            }
           }
           return { to: rcpt, ok: outcome.ok, detail: outcome.detail };
         },

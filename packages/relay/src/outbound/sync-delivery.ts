@@ -15,6 +15,8 @@ export interface RecipientOutcome {
   detail: string;
   /** Attempts made (1…schedule length). */
   attempts: number;
+  /** A failure no retry can cure (5xx, null MX, NXDOMAIN): its recipient is to be suppressed. */
+  permanent: boolean;
 }
 
 export interface SyncDeliveryDeps {
@@ -71,11 +73,12 @@ export function createSyncDelivery(deps: SyncDeliveryDeps): SyncDelivery {
         },
       );
       deps.emit(deliveredEvent(base, receipt, attempts));
-      return { ok: true, detail: deliveredDetail(receipt.host, receipt.response), attempts };
+      const detail = deliveredDetail(receipt.host, receipt.response);
+      return { ok: true, detail, attempts, permanent: false };
     } catch (error) {
       if (!(error instanceof DeliveryError)) throw error;
       deps.emit(failedEvent(base, error));
-      return { ok: false, detail: error.message, attempts };
+      return { ok: false, detail: error.message, attempts, permanent: error.permanent };
     }
   };
 }

@@ -9,6 +9,7 @@ import {
   deliveredEvent,
   failedEvent,
 } from "../outbound/delivery-events.js";
+import type { PermanentFailureHandler } from "../outbound/outbound.js";
 import type { QueueRow, QueueStore } from "../state/queue-repository.js";
 import { afterFailedAttempt } from "./queue-backoff.js";
 import type { SpoolStore } from "./spool-store.js";
@@ -46,6 +47,8 @@ export interface QueueWorkerDeps {
   /** The same attempt as synchronous delivery: MX, transport, send gate, `attempt` events. */
   attempt: DeliveryAttempt;
   emit: (event: DeliveryEvent) => void;
+  /** Told of a recipient that failed permanently (the suppression list). */
+  onPermanentFailure?: PermanentFailureHandler;
   /** Whether mail from a sender domain must leave over TLS (outbound's rule). */
   requireTls: (domain: string) => boolean;
   /** Read at every tick: backoff, retention, `send_delay_secs`. */
@@ -151,6 +154,13 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
     if (next.action === "fail") {
       await queue.markFailed(row.pk, { attempts, lastError: error.message, now: nowSecs() });
       deps.emit(failedEvent(base, error));
+      if (error.permanent) {
+        await deps.onPermanentFailure?.({
+          clientId: row.client_id,
+          rcpt: row.rcpt,
+          reason: error.message,
+        });
+      }
       report.falhos += 1;
       await finish(row);
       return false;

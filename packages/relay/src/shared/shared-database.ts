@@ -53,6 +53,15 @@ export interface SharedSchema {
   };
   /** Message bodies of queued mail, one per message (shared by its recipients' rows). */
   relay_queue_bodies: { id: Generated<number>; body: Buffer };
+  /** Suppression lists (state/suppression-repository.ts); client_id '' = no client. */
+  relay_suppressions: {
+    id: Generated<number>;
+    client_id: string;
+    address: string;
+    reason: string;
+    source: string;
+    created_at: string;
+  };
   /** Idempotency keys of every instance: the SQLite `idempotency_keys` table. */
   relay_idempotency_keys: {
     scope: string;
@@ -210,6 +219,21 @@ const MIGRATIONS: Record<string, Migration> = {
         .createIndex("relay_idempotency_keys_expiry")
         .on("relay_idempotency_keys")
         .column("expires_at")
+        .execute();
+    },
+  },
+  "0006-suppressions": {
+    async up(db) {
+      await db.schema
+        .createTable("relay_suppressions")
+        .addColumn("id", "bigint", (c) => c.primaryKey().autoIncrement())
+        .addColumn("client_id", "varchar(32)", (c) => c.notNull())
+        .addColumn("address", "varchar(254)", (c) => c.notNull())
+        .addColumn("reason", "text", (c) => c.notNull())
+        .addColumn("source", "varchar(8)", (c) => c.notNull())
+        .addColumn("created_at", "varchar(32)", (c) => c.notNull())
+        .addUniqueConstraint("relay_suppressions_address", ["client_id", "address"])
+        .modifyEnd(TABLE_OPTIONS)
         .execute();
     },
   },

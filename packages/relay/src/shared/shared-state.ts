@@ -6,12 +6,14 @@ import type { IdempotencyStore } from "../state/idempotency-repository.js";
 import type { QueueState } from "../state/queue-entry.js";
 import type { QueueStore } from "../state/queue-repository.js";
 import type { SharedQuotaRepository } from "../state/quota-repository.js";
+import type { SuppressionStore } from "../state/suppression-repository.js";
 import { createSharedClients, type SharedClients } from "./shared-clients.js";
 import { createSharedConfigStore, type SharedConfigStore } from "./shared-config-store.js";
 import { openSharedDatabase } from "./shared-database.js";
 import { createSharedIdempotency } from "./shared-idempotency.js";
 import { createSharedQueue } from "./shared-queue.js";
 import { createSharedQuotaRepository } from "./shared-quota.js";
+import { createSharedSuppressions } from "./shared-suppressions.js";
 
 /**
  * How often an instance asks the database whether the settings or the clients changed (two
@@ -26,6 +28,7 @@ export interface SharedState {
   readonly clients: SharedClients;
   readonly quota: SharedQuotaRepository;
   readonly queue: QueueStore;
+  readonly suppressions: SuppressionStore;
   readonly idempotency: IdempotencyStore;
   /**
    * The queue's rows per state as last read (at most a second old), for a caller that cannot
@@ -111,6 +114,7 @@ export async function openSharedState(deps: {
     quota: createSharedQuotaRepository(db, logger),
     queue,
     idempotency: createSharedIdempotency(db, logger),
+    suppressions: createSharedSuppressions(db, logger),
     checkReachable() {
       if (failing) throw new Error("the shared database did not answer the last refresh");
     },

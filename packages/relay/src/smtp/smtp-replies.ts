@@ -76,6 +76,10 @@ export const Replies = {
     enhanced: "4.7.0",
     text: "Too many connections or AUTH attempts from this address",
   },
+  badRecipient: { code: 553, enhanced: "5.1.3", text: "Recipient address is not valid" },
+  // A recipient on the client's suppression list (`suppressionRefusal` adds which and why); the
+  // DATA reply when every recipient became suppressed after its RCPT TO.
+  recipientSuppressed: { ...NOT_AUTHORIZED, text: "Every recipient is suppressed" },
   localFailure: {
     ...LOCAL_FAILURE,
     text: "Local error: the message was not accepted, retry later",
@@ -106,6 +110,11 @@ export function gateRefusal(verdict: GateVerdict & { admitted: false }): SmtpRep
     ...Replies.rateLimited,
     text: `${Replies.rateLimited.text}, try again in ${verdict.retryAfterSecs} s`,
   };
+}
+
+/** The RCPT TO reply for a suppressed recipient: its own line, as other recipients go on. */
+export function suppressionRefusal(rcpt: string, reason: string): SmtpReply {
+  return { ...Replies.recipientSuppressed, text: `Recipient ${rcpt} suppressed: ${reason}` };
 }
 
 /** `"5.7.1 text"`: a reply without its basic code, as smtp-server takes a reply's text. */

@@ -27,6 +27,7 @@ import {
   replyText,
   type SmtpRefusal,
   smtpError,
+  suppressionRefusal,
 } from "./smtp-replies.js";
 import type { TlsCertificate } from "./tls-certificate.js";
 
@@ -159,8 +160,8 @@ export function createSubmissionServer(deps: SubmissionServerDeps): SubmissionSe
       const text = `Message size exceeds the limit of ${settings.maxSize} bytes`;
       throw refuse(refusalOf(Errors.payloadTooLarge.code, text), NO_MESSAGE_ID, session);
     }
-    try {
-      const outcome = await submission.submitRaw(
+    const outcome = await submission
+      .submitRaw(
         client,
         {
           from: mailFrom.address,
@@ -168,22 +169,24 @@ export function createSubmissionServer(deps: SubmissionServerDeps): SubmissionSe
           raw: collected.raw,
         },
         deps.dispatch,
-      );
-      logger.info("message accepted", {
-        session: session.id,
-        client_id: client.client_id,
-        message_id: outcome.messageId,
-        rcpt_count: outcome.results.length,
-        bytes: collected.raw.length,
+      )
+      .catch((error: unknown) => {
+        const refusal = refusalFor(error);
+        if (refusal.code === Replies.localFailure.code) {
+          logger.error("submission failed", { session: session.id, error: String(error) });
+        }
+        throw refuse(refusal, messageIdOfRefusal(error), session);
       });
-      return `2.0.0 Ok: queued as ${outcome.messageId}`;
-    } catch (error) {
-      const refusal = refusalFor(error);
-      if (refusal.code === Replies.localFailure.code) {
-        logger.error("submission failed", { session: session.id, error: String(error) });
-      }
-      throw refuse(refusal, messageIdOfRefusal(error), session);
-    }
+    // Recipients suppressed since their RCPT TO: when none is left, nothing was queued.
+    if (!outcome.results.some((result) => result.ok)) throw smtpError(Replies.recipientSuppressed);
+    logger.info("message accepted", {
+      session: session.id,
+      client_id: client.client_id,
+      message_id: outcome.messageId,
+      rcpt_count: outcome.results.length,
+      bytes: collected.raw.length,
+    });
+    return `2.0.0 Ok: queued as ${outcome.messageId}`;
   }
 
   const options: SMTPServerOptions = {
@@ -257,9 +260,18 @@ export function createSubmissionServer(deps: SubmissionServerDeps): SubmissionSe
       }
     },
 
-    onRcptTo(address, _session, callback) {
-      if (parseEmailAddress(address.address)) return callback();
-      callback(smtpError({ code: 553, enhanced: "5.1.3", text: "Recipient address is not valid" }));
+    onRcptTo(address, session, callback) {
+      const client = clientOf(session);
+      if (!client) return callback(smtpError(Replies.authRequired));
+      if (!parseEmailAddress(address.address)) return callback(smtpError(Replies.badRecipient));
+      // A suppressed recipient is refused on its own line: the client's MTA bounces it alone.
+      submission.suppressionOf(client, address.address).then(
+        (reason) =>
+          callback(
+            reason === undefined ? null : smtpError(suppressionRefusal(address.address, reason)),
+          ),
+        (error: unknown) => callback(smtpError(refusalFor(error))),
+      );
     },
 
     onData(stream, session, callback) {

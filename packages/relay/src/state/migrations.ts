@@ -124,6 +124,22 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
     `,
   },
+  {
+    // Suppression lists (state/suppression-repository.ts): per client, the addresses it no
+    // longer sends to. client_id '' is the open instance's /send (no client).
+    name: "suppressions",
+    up: `
+      CREATE TABLE suppressions (
+        id         INTEGER PRIMARY KEY AUTOINCREMENT,
+        client_id  TEXT NOT NULL,
+        address    TEXT NOT NULL,         -- lower case
+        reason     TEXT NOT NULL,
+        source     TEXT NOT NULL CHECK (source IN ('bounce', 'manual')),
+        created_at TEXT NOT NULL,         -- ISO 8601 UTC
+        UNIQUE (client_id, address)
+      ) STRICT;
+    `,
+  },
 ];
 
 /** Runs the migrations `db` has not seen yet; refuses a database newer than this code. */

@@ -7,6 +7,7 @@ import type { Ledger } from "../ledger/ledger.js";
 import { NO_MESSAGE_ID } from "../ledger/ledger-events.js";
 import type { DeliveryResult } from "../outbound/outbound.js";
 import type { ClientRecord } from "../state/client-repository.js";
+import { type SuppressionList, suppressedResult } from "../suppressions/suppression-list.js";
 import {
   composeMessage,
   contentBytes,
@@ -64,6 +65,11 @@ export interface SubmissionService {
    * configuration), for a transport that refuses before the message arrives (SMTP MAIL FROM).
    */
   authorizeSender(client: ClientRecord, from: string): void;
+  /**
+   * The reason `rcpt` is on the client's suppression list (a `suppressed` event without a
+   * message yet), or undefined: for a transport that refuses a recipient on its own (SMTP RCPT TO).
+   */
+  suppressionOf(client: ClientRecord, rcpt: string): Promise<string | undefined>;
 }
 
 export interface SubmissionDeps {
@@ -72,6 +78,8 @@ export interface SubmissionDeps {
   ledger: Ledger;
   signer: DkimSigner;
   quota: DomainQuota;
+  /** Recipients the sending client no longer sends to: skipped, not counted. */
+  suppressions: SuppressionList;
   /** Where accepted messages go unless a transport passes its own (see `submitRaw`). */
   dispatch: MessageDispatch;
 }
@@ -136,8 +144,27 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
         body_bytes: built.bodyBytes,
         ...built.labels,
       });
+      const suppressed = await deps.suppressions.screen(
+        client?.client_id,
+        messageId,
+        envelope.recipients,
+      );
+      const recipients = envelope.recipients.filter((rcpt) => !suppressed.has(rcpt));
+      // Suppressed recipients keep their place in the answer, each with its reason.
+      const answer = (sent: readonly DeliveryResult[]) => {
+        let next = 0;
+        return envelope.recipients.map((rcpt) => {
+          const reason = suppressed.get(rcpt);
+          return reason === undefined
+            ? (sent[next++] as DeliveryResult)
+            : suppressedResult(rcpt, reason);
+        });
+      };
+      // Every recipient suppressed: nothing is counted, signed or sent, and the answer is final
+      // (200, not a 202 that would promise a delivery).
+      if (recipients.length === 0) return { messageId, mode: "sync", results: answer([]) };
       const limits = domainConfig.limits ?? deps.config.current().default_domain_limits;
-      const refund = await deps.quota.consume(envelope.domain, envelope.recipients.length, limits);
+      const refund = await deps.quota.consume(envelope.domain, recipients.length, limits);
       // Recipients count once accepted: a message that cannot be signed or queued gives its
       // share back, so a refused request never uses up the quota.
       try {
@@ -158,11 +185,11 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
           clientId: client?.client_id,
           envelopeFrom: envelope.from,
           domain: envelope.domain,
-          recipients: envelope.recipients,
+          recipients,
           message: signed,
           labels: built.labels,
         });
-        return { messageId, mode: dispatch.mode, results };
+        return { messageId, mode: dispatch.mode, results: answer(results) };
       } catch (error) {
         refund();
         throw error;
@@ -206,6 +233,10 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
 
     authorizeSender(client, from) {
       authorize(client, envelopeSender(from).domain);
+    },
+
+    async suppressionOf(client, rcpt) {
+      return (await deps.suppressions.screen(client.client_id, NO_MESSAGE_ID, [rcpt])).get(rcpt);
     },
 
     async submitRaw(client, submission, dispatch = deps.dispatch) {
