@@ -28,6 +28,7 @@ import { clientRoutes } from "./routes/clients.js";
 import { docsRoutes } from "./routes/docs.js";
 import { domainRoutes } from "./routes/domains.js";
 import { healthRoutes } from "./routes/health.js";
+import { messageRoutes } from "./routes/messages.js";
 import { metricsRoutes } from "./routes/metrics.js";
 import { openApiRoutes } from "./routes/openapi.js";
 import { queueRoutes } from "./routes/queue.js";
@@ -56,6 +57,7 @@ const ROUTE_MODULES: readonly RouteModule[] = [
   allowlistRoutes,
   sendRoutes,
   queueRoutes,
+  messageRoutes,
   suppressionRoutes,
   webhookRoutes,
 ];

@@ -31,8 +31,9 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: "missing or wrong credentials",
   403: "address not on the allowlist (forbidden)",
   404: "unknown resource",
-  409: "already exists",
+  409: "already exists; on a send route, in_progress: the Idempotency-Key's first request still runs",
   413: "body too large",
+  422: "idempotency_key_reused: the Idempotency-Key came with another request",
   429: "per-IP throttle (rate_limited, with Retry-After)",
   500: "not persisted (persist_failed)",
 };

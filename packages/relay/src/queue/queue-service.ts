@@ -1,6 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { QueueStateSchema } from "../state/queue-entry.js";
 import type { QueueStore } from "../state/queue-repository.js";
+import { type MessageStatus, messageStatus } from "./message-status.js";
 import type { QueueWorker, TickReport } from "./queue-worker.js";
 
 /** The entry shape `GET /queue` answers with: the repository's rows. */
@@ -38,6 +39,8 @@ export interface QueueService<Listed = ReturnType<QueueStore["list"]>> {
   tick(): Promise<TickReport>;
   /** Filters combine with AND; newest first; at most `limite` (default 100, ceiling 500). */
   list(query: QueueQuery): Listed;
+  /** `GET /messages/{message_id}`: see `messageStatus`. */
+  message(messageId: string, viewer: { clientId: string } | undefined): Promise<MessageStatus>;
 }
 
 export function createQueueService<Store extends QueueStore>(deps: {
@@ -50,5 +53,6 @@ export function createQueueService<Store extends QueueStore>(deps: {
       const limit = Math.min(limite ?? QUEUE_LIST_DEFAULT_LIMIT, QUEUE_LIST_MAX_LIMIT);
       return deps.repository.list({ ...filters, limit }) as ReturnType<Store["list"]>;
     },
+    message: (messageId, viewer) => messageStatus(deps.repository, messageId, viewer),
   };
 }

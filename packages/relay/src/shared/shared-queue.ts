@@ -1,9 +1,9 @@
 import type { Logger } from "@rd/common";
-import { sql } from "kysely";
+import { type Selectable, sql } from "kysely";
 import { QUEUE_STATES, type QueueEntry, type QueueState } from "../state/queue-entry.js";
 import { decodeLabels, encodeLabels } from "../state/queue-labels.js";
 import type { NewQueueEntry, QueueRow, QueueStore } from "../state/queue-repository.js";
-import { retryingDeadlocks, type SharedDb } from "./shared-database.js";
+import { retryingDeadlocks, type SharedDb, type SharedSchema } from "./shared-database.js";
 import { sharedDatabaseUnavailable } from "./shared-quota.js";
 
 /** Due entries one read returns; a drain reads again when it has worked through them. */
@@ -25,6 +25,27 @@ const ENTRY_COLUMNS = [
 /** `text` as a LIKE pattern matching it anywhere, its own `%`, `_` and backslash taken literally. */
 function containsPattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+}
+
+/** A `relay_queue` row as the queue's users see it (numbers from BIGINT columns, labels decoded). */
+function queueRowOf(row: Selectable<SharedSchema["relay_queue"]>): QueueRow {
+  const optional = (value: number | null) => (value === null ? null : Number(value));
+  return {
+    pk: Number(row.pk),
+    message_id: row.message_id,
+    client_id: row.client_id,
+    envelope_from: row.envelope_from,
+    rcpt: row.rcpt,
+    estado: row.estado as QueueState,
+    attempts: Number(row.attempts),
+    next_attempt_at: Number(row.next_attempt_at),
+    last_error: row.last_error,
+    created_at: Number(row.created_at),
+    spool_file: null,
+    updated_at: Number(row.updated_at),
+    finished_at: optional(row.finished_at),
+    labels: decodeLabels(row.labels),
+  };
 }
 
 /**
@@ -199,20 +220,10 @@ export function createSharedQueue(deps: {
                   .where("id", "=", row.body_id)
                   .executeTakeFirst();
           const claimed: QueueRow = {
-            pk: Number(row.pk),
-            message_id: row.message_id,
-            client_id: row.client_id,
-            envelope_from: row.envelope_from,
-            rcpt: row.rcpt,
+            ...queueRowOf(row),
             estado: "sending",
-            attempts: Number(row.attempts),
-            next_attempt_at: Number(row.next_attempt_at),
-            last_error: row.last_error,
-            created_at: Number(row.created_at),
-            spool_file: null,
             updated_at: now,
             finished_at: null,
-            labels: decodeLabels(row.labels),
             ...(body && { body: Buffer.from(body.body) }),
           };
           return claimed;
@@ -253,6 +264,17 @@ export function createSharedQueue(deps: {
           created_at: Number(row.created_at),
         }),
       );
+    },
+    async messageRows(messageId) {
+      const rows = await guarded(() =>
+        db
+          .selectFrom("relay_queue")
+          .selectAll()
+          .where("message_id", "=", messageId)
+          .orderBy("pk")
+          .execute(),
+      );
+      return rows.map(queueRowOf);
     },
     async labelsOf(messageId) {
       const row = await guarded(() =>

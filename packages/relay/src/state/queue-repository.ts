@@ -65,6 +65,7 @@ export interface QueueStore {
   deleteFinishedBefore(cutoff: number): Maybe<number>;
   countByState(): Maybe<Record<QueueState, number>>;
   labelsOf(messageId: string): Maybe<MessageOwnership | undefined>;
+  messageRows(messageId: string): Maybe<QueueRow[]>;
 }
 
 /** All SQL on the `queue` table. Times are epoch seconds, given by the caller's clock. */
@@ -113,6 +114,8 @@ export interface QueueRepository {
    * from any of its rows; undefined when it has none (unknown, or past retention).
    */
   labelsOf(messageId: string): MessageOwnership | undefined;
+  /** Every row of `messageId` (angle-bracketed), one per recipient, in insertion order. */
+  messageRows(messageId: string): QueueRow[];
   /** Rows still to deliver (`queued`, `sending`) and the spool file each needs. */
   pendingSpoolFiles(): Array<{ pk: number; spool_file: string | null }>;
   /**
@@ -142,6 +145,11 @@ const ENTRY_COLUMNS =
 function containsPattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
 }
+
+/** A row as SQLite holds it: `labels` is the JSON text. */
+type StoredRow = Omit<QueueRow, "labels"> & { labels: string | null };
+
+const decodeRow = (row: StoredRow): QueueRow => ({ ...row, labels: decodeLabels(row.labels) });
 
 export function createQueueRepository(db: Database): QueueRepository {
   const insertRow = db.prepare<
@@ -190,10 +198,7 @@ export function createQueueRepository(db: Database): QueueRepository {
       "SELECT pk FROM queue WHERE estado = 'queued' AND next_attempt_at <= ? ORDER BY created_at, pk",
     )
     .pluck();
-  const claimRow = db.prepare<
-    [{ pk: number; now: number }],
-    Omit<QueueRow, "labels"> & { labels: string | null }
-  >(`
+  const claimRow = db.prepare<[{ pk: number; now: number }], StoredRow>(`
     UPDATE queue SET estado = 'sending', updated_at = @now
      WHERE pk = @pk AND estado = 'queued'
     RETURNING *
@@ -207,6 +212,9 @@ export function createQueueRepository(db: Database): QueueRepository {
            next_attempt_at = @nextAttemptAt, updated_at = @now
      WHERE pk = @pk
   `);
+  const selectMessage = db.prepare<[string], StoredRow>(
+    "SELECT * FROM queue WHERE message_id = ? ORDER BY pk",
+  );
   const selectLabels = db.prepare<[string], { client_id: string | null; labels: string | null }>(
     "SELECT client_id, labels FROM queue WHERE message_id = ? LIMIT 1",
   );
@@ -258,8 +266,9 @@ export function createQueueRepository(db: Database): QueueRepository {
     duePks: (now) => selectDue.all(now),
     claim(pk, now) {
       const row = claimRow.get({ pk, now });
-      return row && { ...row, labels: decodeLabels(row.labels) };
+      return row && decodeRow(row);
     },
+    messageRows: (messageId) => selectMessage.all(messageId).map(decodeRow),
     labelsOf(messageId) {
       const row = selectLabels.get(messageId);
       return row && { client_id: row.client_id, labels: decodeLabels(row.labels) };
