@@ -159,3 +159,24 @@ describe("GET /messages/{message_id} (asynchronous relay)", () => {
     }
   });
 });
+
+describe("OpenAPI document", () => {
+  it("documents GET /messages/{message_id} and the Idempotency-Key header of both send routes", async () => {
+    const relay = await SendRelay.start();
+    try {
+      const doc = (await relay.app.inject({ method: "GET", url: "/openapi.json" })).json();
+      const status = doc.paths["/messages/{message_id}"].get;
+      expect(status.security).toEqual([{ clientBasic: [] }, { adminToken: [] }]);
+      expect(Object.keys(status.responses)).toEqual(expect.arrayContaining(["200", "401", "404"]));
+      for (const path of ["/send", "/send-raw"]) {
+        const send = doc.paths[path].post;
+        expect(send.parameters).toEqual([
+          expect.objectContaining({ in: "header", name: "idempotency-key", required: false }),
+        ]);
+        expect(Object.keys(send.responses)).toEqual(expect.arrayContaining(["409", "422"]));
+      }
+    } finally {
+      await relay.close();
+    }
+  });
+});

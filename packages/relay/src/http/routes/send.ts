@@ -20,7 +20,10 @@ const SendResult = Type.Object({
 });
 
 const SEND_RESPONSES = responses(
-  { 200: SendResult, 202: { ...SendResult, description: "queued (asynchronous mode)" } },
+  {
+    200: { ...SendResult, description: "sent (synchronous mode)" },
+    202: { ...SendResult, description: "queued (asynchronous mode)" },
+  },
   [400, 401, 409, 413, 422, 500, 503],
 );
 
@@ -29,7 +32,7 @@ const IDEMPOTENCY_HEADERS = Type.Object({
   "idempotency-key": Type.Optional(
     Type.String({
       description:
-        "1 to 255 printable ASCII characters: the same client, key and body within 24 h get the first answer again (header Idempotent-Replayed: true) and nothing is sent twice",
+        "1 to 255 printable ASCII characters: the same client, key, route and body within 24 h get the first 200/202 again, with the response header Idempotent-Replayed: true, and nothing is sent twice; another body is 422 idempotency_key_reused, a request while the first runs 409 in_progress",
     }),
   ),
 });
