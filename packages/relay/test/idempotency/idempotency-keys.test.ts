@@ -66,6 +66,10 @@ describe("Idempotency-Key", () => {
       raw: "From: vendas@shop.test\r\nTo: ana@dest.test\r\nSubject: x\r\n\r\nbody\r\n",
     };
     expect((await send("k-1", raw, "/send-raw")).statusCode).toBe(422);
+    expect(relay.ledger().filter((event) => event.event === "rejected")).toEqual([
+      expect.objectContaining({ reason: "idempotency_key_reused", http_status: 422 }),
+      expect.objectContaining({ reason: "idempotency_key_reused", http_status: 422 }),
+    ]);
     // Another client owns its own "k-1".
     const second = await relay.addClient(["shop.test"]);
     const theirs = await relay.post("/send", message(), {
