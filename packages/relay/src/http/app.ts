@@ -39,10 +39,9 @@ import { webhookRoutes } from "./routes/webhooks.js";
 
 // Management bodies are small; the send routes raise their own limit per route.
 export const ADMIN_BODY_LIMIT = 64 * 1024;
-// The longest host name (253 characters) must fit a `{domain}` path parameter, and the longest
-// address (254) percent-encoded (up to 3 characters each) an `{address}`; Fastify's default of
-// 100 answers 414 for long valid ones.
-const MAX_PARAM_LENGTH = 3 * 254;
+// The longest host name (253 characters) must fit a `{domain}` path parameter; Fastify's
+// default of 100 answers 414 for long valid domains.
+const MAX_PARAM_LENGTH = 253;
 
 /** The route modules, in registration order. */
 const ROUTE_MODULES: readonly RouteModule[] = [

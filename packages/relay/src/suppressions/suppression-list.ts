@@ -64,8 +64,12 @@ export const NewSuppressionSchema = Type.Object(
 );
 export type NewSuppressionBody = Static<typeof NewSuppressionSchema>;
 
+/**
+ * `DELETE /suppressions`: the address in the query, URL-encoded (a query has room for the longest
+ * address percent-encoded, a path parameter does not).
+ */
 export const SuppressionTargetQuerySchema = Type.Object(
-  { client_id: Type.Optional(ClientIdField) },
+  { address: Type.String({ description: "a@domain" }), client_id: Type.Optional(ClientIdField) },
   { additionalProperties: false },
 );
 

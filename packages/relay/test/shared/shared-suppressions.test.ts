@@ -99,7 +99,7 @@ describe.skipIf(!available)("suppressions shared by every instance of one databa
     // Removed by the admin through a (an open instance: no token), for the client: b sends again.
     const removed = await a.request(
       "DELETE",
-      `/suppressions/${encodeURIComponent("ana@gone.test")}?client_id=${clientId}`,
+      `/suppressions?address=${encodeURIComponent("ana@gone.test")}&client_id=${clientId}`,
     );
     expect(removed.status).toBe(200);
     expect((await send(b, "ana@gone.test")).results[0]?.detail).toMatch(/^550 /);

@@ -1,4 +1,3 @@
-import { Type } from "@sinclair/typebox";
 import {
   NewSuppressionSchema,
   SuppressionListQuerySchema,
@@ -52,12 +51,11 @@ export function suppressionRoutes(app: RelayApp, { suppressions }: AppDeps): voi
   );
 
   app.delete(
-    "/suppressions/:address",
+    "/suppressions",
     {
       config,
       schema: {
-        summary: "Remove a suppression (the address URL-encoded in the path)",
-        params: Type.Object({ address: Type.String() }),
+        summary: "Remove a suppression (?address=, URL-encoded)",
         querystring: SuppressionTargetQuerySchema,
         response: responses({ 200: OkBody }, [400, 401, 404, 500]),
       },
@@ -65,7 +63,7 @@ export function suppressionRoutes(app: RelayApp, { suppressions }: AppDeps): voi
     async (request) => {
       await suppressions.remove(
         request.client?.client_id,
-        request.params.address,
+        request.query.address,
         request.query.client_id,
       );
       return { ok: true as const };
