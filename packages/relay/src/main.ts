@@ -64,7 +64,7 @@ import { createQueueRepository } from "./state/queue-repository.js";
 import { createQuotaRepository } from "./state/quota-repository.js";
 import { openStateDatabase } from "./state/state-database.js";
 import { createSuppressionRepository } from "./state/suppression-repository.js";
-import { createWebhookRepository } from "./state/webhook-repository.js";
+import { createWebhookJournal, createWebhookRepository } from "./state/webhook-repository.js";
 import { createDomainQuota, createSharedDomainQuota } from "./submission/domain-quota.js";
 import { createMessageDispatch, createPersistedDispatch } from "./submission/message-dispatch.js";
 import { createSubmissionService } from "./submission/submission-service.js";
@@ -189,8 +189,13 @@ async function assembleRelay(opened: OpenedState): Promise<Relay> {
   });
   // Delivery-event webhooks: the ledger's outcome events go to their durable outbox.
   const webhooks = createWebhooks({
-    store: createWebhookRepository(db),
-    ownerOf: (messageId) => queueRepository.labelsOf(messageId),
+    outbox: shared
+      ? {
+          store: shared.webhooks,
+          journal: createWebhookJournal(db),
+          ownerOf: shared.queue.labelsOf,
+        }
+      : { store: createWebhookRepository(db), ownerOf: queueRepository.labelsOf },
     clock,
     logger: logging.forTarget("relay::webhooks"),
   });

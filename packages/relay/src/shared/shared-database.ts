@@ -71,6 +71,38 @@ export interface SharedSchema {
     body: string | null;
     expires_at: number;
   };
+  /** Webhook endpoints, outbox and attempts: the SQLite tables of migration `webhooks`. */
+  relay_webhook_endpoints: {
+    id: string;
+    url: string;
+    /** JSON array of event types. */
+    events: string;
+    secret: string;
+    created_at: string;
+  };
+  relay_webhook_outbox: {
+    pk: Generated<number>;
+    endpoint_id: string;
+    event_id: string;
+    event_type: string;
+    body: string;
+    attempts: number;
+    next_attempt_at: number;
+    expires_at: number;
+    lease_until: number | null;
+  };
+  relay_webhook_attempts: {
+    pk: Generated<number>;
+    endpoint_id: string;
+    event_id: string;
+    event_type: string;
+    attempt: number;
+    at: string;
+    status: number | null;
+    latency_ms: number;
+    error: string | null;
+    outcome: string;
+  };
 }
 
 export type SharedDb = Kysely<SharedSchema>;
@@ -234,6 +266,71 @@ const MIGRATIONS: Record<string, Migration> = {
         .addColumn("created_at", "varchar(32)", (c) => c.notNull())
         .addUniqueConstraint("relay_suppressions_address", ["client_id", "address"])
         .modifyEnd(TABLE_OPTIONS)
+        .execute();
+    },
+  },
+  "0006-webhooks": {
+    async up(db) {
+      await db.schema
+        .createTable("relay_webhook_endpoints")
+        .addColumn("id", "varchar(32)", (c) => c.primaryKey())
+        .addColumn("url", "text", (c) => c.notNull())
+        .addColumn("events", "text", (c) => c.notNull())
+        .addColumn("secret", "varchar(64)", (c) => c.notNull())
+        .addColumn("created_at", "varchar(32)", (c) => c.notNull())
+        .modifyEnd(TABLE_OPTIONS)
+        .execute();
+      await db.schema
+        .createTable("relay_webhook_outbox")
+        .addColumn("pk", "bigint", (c) => c.primaryKey().autoIncrement())
+        .addColumn("endpoint_id", "varchar(32)", (c) => c.notNull())
+        .addColumn("event_id", "varchar(32)", (c) => c.notNull())
+        .addColumn("event_type", "varchar(16)", (c) => c.notNull())
+        .addColumn("body", sql`mediumtext`, (c) => c.notNull())
+        .addColumn("attempts", "integer", (c) => c.notNull())
+        .addColumn("next_attempt_at", "bigint", (c) => c.notNull())
+        .addColumn("expires_at", "bigint", (c) => c.notNull())
+        .addColumn("lease_until", "bigint")
+        .addUniqueConstraint("relay_webhook_outbox_event", ["endpoint_id", "event_id"])
+        .addForeignKeyConstraint(
+          "relay_webhook_outbox_endpoint",
+          ["endpoint_id"],
+          "relay_webhook_endpoints",
+          ["id"],
+          (c) => c.onDelete("cascade"),
+        )
+        .modifyEnd(TABLE_OPTIONS)
+        .execute();
+      await db.schema
+        .createIndex("relay_webhook_outbox_due")
+        .on("relay_webhook_outbox")
+        .columns(["endpoint_id", "next_attempt_at"])
+        .execute();
+      await db.schema
+        .createTable("relay_webhook_attempts")
+        .addColumn("pk", "bigint", (c) => c.primaryKey().autoIncrement())
+        .addColumn("endpoint_id", "varchar(32)", (c) => c.notNull())
+        .addColumn("event_id", "varchar(32)", (c) => c.notNull())
+        .addColumn("event_type", "varchar(16)", (c) => c.notNull())
+        .addColumn("attempt", "integer", (c) => c.notNull())
+        .addColumn("at", "varchar(32)", (c) => c.notNull())
+        .addColumn("status", "integer")
+        .addColumn("latency_ms", "integer", (c) => c.notNull())
+        .addColumn("error", "text")
+        .addColumn("outcome", "varchar(16)", (c) => c.notNull())
+        .addForeignKeyConstraint(
+          "relay_webhook_attempts_endpoint",
+          ["endpoint_id"],
+          "relay_webhook_endpoints",
+          ["id"],
+          (c) => c.onDelete("cascade"),
+        )
+        .modifyEnd(TABLE_OPTIONS)
+        .execute();
+      await db.schema
+        .createIndex("relay_webhook_attempts_endpoint")
+        .on("relay_webhook_attempts")
+        .columns(["endpoint_id", "pk"])
         .execute();
     },
   },

@@ -7,6 +7,7 @@ import type { QueueState } from "../state/queue-entry.js";
 import type { QueueStore } from "../state/queue-repository.js";
 import type { SharedQuotaRepository } from "../state/quota-repository.js";
 import type { SuppressionStore } from "../state/suppression-repository.js";
+import type { WebhookStore } from "../state/webhook-repository.js";
 import { createSharedClients, type SharedClients } from "./shared-clients.js";
 import { createSharedConfigStore, type SharedConfigStore } from "./shared-config-store.js";
 import { openSharedDatabase } from "./shared-database.js";
@@ -14,6 +15,7 @@ import { createSharedIdempotency } from "./shared-idempotency.js";
 import { createSharedQueue } from "./shared-queue.js";
 import { createSharedQuotaRepository } from "./shared-quota.js";
 import { createSharedSuppressions } from "./shared-suppressions.js";
+import { createSharedWebhooks } from "./shared-webhooks.js";
 
 /**
  * How often an instance asks the database whether the settings or the clients changed (two
@@ -30,6 +32,8 @@ export interface SharedState {
   readonly queue: QueueStore;
   readonly suppressions: SuppressionStore;
   readonly idempotency: IdempotencyStore;
+  /** Webhook endpoints, the outbox every instance sends, attempts. */
+  readonly webhooks: WebhookStore;
   /**
    * The queue's rows per state as last read (at most a second old), for a caller that cannot
    * wait (the metrics' scrape); every call past that age starts a new read.
@@ -115,6 +119,7 @@ export async function openSharedState(deps: {
     queue,
     idempotency: createSharedIdempotency(db, logger),
     suppressions: createSharedSuppressions(db, logger),
+    webhooks: createSharedWebhooks(db, logger),
     checkReachable() {
       if (failing) throw new Error("the shared database did not answer the last refresh");
     },

@@ -140,6 +140,20 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    // The local journal of webhook events on the shared database (state/webhook-repository.ts):
+    // each waits here until it is in the shared outbox.
+    name: "webhook_journal",
+    up: `
+      CREATE TABLE webhook_journal (
+        pk       INTEGER PRIMARY KEY AUTOINCREMENT,
+        event_id TEXT NOT NULL,
+        at       INTEGER NOT NULL,     -- epoch ms of the event
+        event    TEXT NOT NULL         -- the ledger event's JSON
+      ) STRICT;
+      CREATE UNIQUE INDEX webhook_outbox_event ON webhook_outbox (endpoint_id, event_id);
+    `,
+  },
 ];
 
 /** Runs the migrations `db` has not seen yet; refuses a database newer than this code. */

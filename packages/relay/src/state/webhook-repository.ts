@@ -54,7 +54,7 @@ type Maybe<T> = T | Promise<T>;
 
 /**
  * The webhooks' state as the service and the dispatcher use it: the SQLite repository below or
- * the shared database's. `enqueue` is synchronous in both: it runs inside `Ledger.emit`.
+ * the shared database's (`shared/shared-webhooks.ts`), whose answers come later.
  */
 export interface WebhookStore {
   addEndpoint(endpoint: WebhookEndpointRow): Maybe<void>;
@@ -65,8 +65,11 @@ export interface WebhookStore {
   recentAttempts(endpointId: string): Maybe<WebhookAttemptRow[]>;
   /** Events of the endpoint still in the outbox. */
   pendingCount(endpointId: string): Maybe<number>;
-  /** Writes one outbox row per endpoint subscribed to the event's type; returns how many. */
-  enqueue(event: NewWebhookEvent): number;
+  /**
+   * Writes one outbox row per endpoint subscribed to the event's type; returns how many. An
+   * event already in an endpoint's outbox (same `event_id`) is not written twice.
+   */
+  enqueue(event: NewWebhookEvent): Maybe<number>;
   /**
    * Takes up to `limit` due rows of an endpoint (not leased by another sender) and leases them
    * until `leaseUntil`: a sender that dies leaves them due again once the lease lapses.
@@ -92,7 +95,12 @@ export interface WebhookStore {
 /** Attempts `GET /webhooks` keeps per endpoint. */
 export const ATTEMPTS_KEPT = 20;
 
-export function createWebhookRepository(db: Database): WebhookStore {
+/** The SQLite store: synchronous, so `Ledger.emit` writes the outbox itself. */
+export interface WebhookRepository extends WebhookStore {
+  enqueue(event: NewWebhookEvent): number;
+}
+
+export function createWebhookRepository(db: Database): WebhookRepository {
   const insertEndpoint = db.prepare<[Record<string, string>], void>(
     `INSERT INTO webhook_endpoints (id, url, events, secret, created_at)
      VALUES (:id, :url, :events, :secret, :created_at)`,
@@ -111,7 +119,7 @@ export function createWebhookRepository(db: Database): WebhookStore {
   // NOTE: `events` is a JSON array; json_each finds the subscribers inside SQLite, in the
   // same statement as the insert (one row per endpoint, atomically).
   const insertEvent = db.prepare<[NewWebhookEvent], void>(
-    `INSERT INTO webhook_outbox
+    `INSERT OR IGNORE INTO webhook_outbox
        (endpoint_id, event_id, event_type, body, attempts, next_attempt_at, expires_at)
      SELECT e.id, :event_id, :event_type, :body, 0, :now, :expires_at
        FROM webhook_endpoints e
@@ -187,6 +195,49 @@ export function createWebhookRepository(db: Database): WebhookStore {
     },
     releaseLeases() {
       clearLeases.run();
+    },
+  };
+}
+
+/** A ledger event kept until it is in the shared outbox. */
+export interface WebhookJournalRow {
+  pk: number;
+  event_id: string;
+  /** Epoch ms of the event. */
+  at: number;
+  /** The ledger event's JSON. */
+  event: string;
+}
+
+/**
+ * The local journal of a relay on the shared database: `Ledger.emit` cannot wait for MySQL, so
+ * it writes the event here (SQLite, synchronous, durable) and a forwarder moves it to the
+ * shared outbox; what a crash left here is forwarded after the restart.
+ */
+export interface WebhookJournal {
+  add(row: Omit<WebhookJournalRow, "pk">): void;
+  /** The oldest first. */
+  pending(limit: number): WebhookJournalRow[];
+  remove(pk: number): void;
+}
+
+export function createWebhookJournal(db: Database): WebhookJournal {
+  const insert = db.prepare<[Omit<WebhookJournalRow, "pk">], void>(
+    "INSERT INTO webhook_journal (event_id, at, event) VALUES (:event_id, :at, :event)",
+  );
+  const select = db.prepare<[number], WebhookJournalRow>(
+    "SELECT pk, event_id, at, event FROM webhook_journal ORDER BY pk LIMIT ?",
+  );
+  const remove = db.prepare<[number], void>("DELETE FROM webhook_journal WHERE pk = ?");
+  return {
+    add(row) {
+      insert.run(row);
+    },
+    pending(limit) {
+      return select.all(limit);
+    },
+    remove(pk) {
+      remove.run(pk);
     },
   };
 }

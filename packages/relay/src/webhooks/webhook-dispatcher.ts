@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { Clock, Logger } from "@rd/common";
 import type {
   WebhookAttemptOutcome,
@@ -54,6 +55,9 @@ export function createWebhookDispatcher(deps: {
   let passing: Promise<void> | undefined;
   let again = false;
   let wakeScheduled = false;
+  // NOTE: a wake comes from `emit`, often inside an HTTP request: the sends run in the context
+  // of the dispatcher's creation instead, so their log lines carry no request's id.
+  const detached = AsyncLocalStorage.snapshot();
 
   async function send(endpoint: WebhookEndpointRow, row: WebhookOutboxRow): Promise<void> {
     const started = clock.now();
@@ -166,10 +170,12 @@ export function createWebhookDispatcher(deps: {
     wake() {
       if (wakeScheduled) return;
       wakeScheduled = true;
-      setImmediate(() => {
-        wakeScheduled = false;
-        runPass();
-      });
+      setImmediate(() =>
+        detached(() => {
+          wakeScheduled = false;
+          runPass();
+        }),
+      );
     },
     start() {
       timer = setInterval(runPass, POLL_MS);

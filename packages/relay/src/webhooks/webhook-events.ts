@@ -36,7 +36,8 @@ export function webhookBody(
   event: LedgerEvent,
   owner: MessageOwner | undefined,
   timestamp: Date,
-): { id: string; body: string } {
+  id: string,
+): string {
   // `suppressed` carries its client; the others are looked up from the queue rows.
   const {
     event: type,
@@ -48,8 +49,7 @@ export function webhookBody(
     rcpt?: string;
     client_id?: string | null;
   };
-  const id = `evt_${randomBytes(12).toString("hex")}`;
-  const body = {
+  return JSON.stringify({
     id,
     type,
     timestamp: timestamp.toISOString(),
@@ -59,6 +59,10 @@ export function webhookBody(
     tags: owner?.labels.tags ?? [],
     metadata: owner?.labels.metadata ?? {},
     ...details,
-  };
-  return { id, body: JSON.stringify(body) };
+  });
+}
+
+/** A new event's `id`: the receivers' deduplication key. */
+export function newEventId(): string {
+  return `evt_${randomBytes(12).toString("hex")}`;
 }

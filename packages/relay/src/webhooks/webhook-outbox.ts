@@ -1,25 +1,16 @@
-import type { Clock, Logger } from "@rd/common";
 import type { Ledger } from "../ledger/ledger.js";
-import type { WebhookStore } from "../state/webhook-repository.js";
-import { isWebhookEventType, type MessageOwner, webhookBody } from "./webhook-events.js";
-import { WEBHOOK_GIVE_UP_AFTER_MS } from "./webhook-retry.js";
+import type { LedgerEvent } from "../ledger/ledger-events.js";
+import { isWebhookEventType } from "./webhook-events.js";
 
 /**
- * The ledger, plus: every event of a webhook type is written to the outbox (one row per
- * subscribed endpoint) before `emit` returns, so it is durable before the code that emitted
- * it moves on; then `onEnqueued` wakes the dispatcher. A failed write is logged, never thrown
- * at the mail path.
+ * The ledger, plus: every event of a webhook type is handed to `record`, which makes it durable
+ * (a synchronous SQLite write) before `emit` returns, so the code that emitted it moves on only
+ * once a crash can no longer lose it. A failed write is logged, never thrown at the mail path.
  */
 export function withWebhookOutbox(
   ledger: Ledger,
-  deps: {
-    store: Pick<WebhookStore, "enqueue">;
-    /** The sending client and labels of a message, from its queue rows. */
-    ownerOf: (messageId: string) => MessageOwner | undefined;
-    clock: Clock;
-    logger: Logger;
-    onEnqueued: () => void;
-  },
+  record: (event: LedgerEvent, at: Date) => void,
+  deps: { now: () => Date; failed: (event: LedgerEvent, error: Error) => void },
 ): Ledger {
   return {
     open: () => ledger.open(),
@@ -28,22 +19,9 @@ export function withWebhookOutbox(
       ledger.emit(event);
       if (!isWebhookEventType(event.event)) return;
       try {
-        const now = deps.clock.now();
-        const { id, body } = webhookBody(event, deps.ownerOf(event.message_id), now);
-        const rows = deps.store.enqueue({
-          event_id: id,
-          event_type: event.event,
-          body,
-          now: now.getTime(),
-          expires_at: now.getTime() + WEBHOOK_GIVE_UP_AFTER_MS,
-        });
-        if (rows > 0) deps.onEnqueued();
+        record(event, deps.now());
       } catch (error) {
-        deps.logger.error("webhook event could not be written to the outbox", {
-          event: event.event,
-          message_id: event.message_id,
-          error: (error as Error).message,
-        });
+        deps.failed(event, error as Error);
       }
     },
   };

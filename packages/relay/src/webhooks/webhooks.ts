@@ -1,9 +1,15 @@
 import type { Clock, Logger } from "@rd/common";
 import type { Ledger } from "../ledger/ledger.js";
-import type { WebhookStore } from "../state/webhook-repository.js";
+import type {
+  WebhookJournal,
+  WebhookRepository,
+  WebhookStore,
+} from "../state/webhook-repository.js";
 import { createWebhookDispatcher } from "./webhook-dispatcher.js";
-import type { MessageOwner } from "./webhook-events.js";
+import { type MessageOwner, newEventId, webhookBody } from "./webhook-events.js";
+import { createWebhookForwarder } from "./webhook-forwarder.js";
 import { withWebhookOutbox } from "./webhook-outbox.js";
+import { WEBHOOK_GIVE_UP_AFTER_MS } from "./webhook-retry.js";
 import { createWebhookService, type WebhookService } from "./webhook-service.js";
 
 /** The delivery-event webhooks as the composition root wires them. */
@@ -16,20 +22,72 @@ export interface Webhooks {
   stop(): Promise<void>;
 }
 
+/**
+ * Where the outbox is. Embedded: the SQLite repository, which `emit` writes itself. Shared: the
+ * shared database's, which `emit` cannot wait for: events go through the local journal.
+ */
+export type WebhookOutboxPlace =
+  | { store: WebhookRepository; ownerOf: (messageId: string) => MessageOwner | undefined }
+  | {
+      store: WebhookStore;
+      journal: WebhookJournal;
+      ownerOf: (messageId: string) => Promise<MessageOwner | undefined> | MessageOwner | undefined;
+    };
+
 export function createWebhooks(deps: {
-  store: WebhookStore;
-  ownerOf: (messageId: string) => MessageOwner | undefined;
+  outbox: WebhookOutboxPlace;
   clock: Clock;
   logger: Logger;
 }): Webhooks {
-  const dispatcher = createWebhookDispatcher(deps);
+  const { outbox, clock, logger } = deps;
+  const { store } = outbox;
+  const dispatcher = createWebhookDispatcher({ store, clock, logger });
+  const forwarder =
+    "journal" in outbox
+      ? createWebhookForwarder({ ...outbox, forwarded: dispatcher.wake, logger })
+      : undefined;
+  const record =
+    "journal" in outbox
+      ? (event: Parameters<Ledger["emit"]>[0], at: Date) => {
+          outbox.journal.add({
+            event_id: newEventId(),
+            at: at.getTime(),
+            event: JSON.stringify(event),
+          });
+          forwarder?.wake();
+        }
+      : (event: Parameters<Ledger["emit"]>[0], at: Date) => {
+          const id = newEventId();
+          const written = outbox.store.enqueue({
+            event_id: id,
+            event_type: event.event,
+            body: webhookBody(event, outbox.ownerOf(event.message_id), at, id),
+            now: at.getTime(),
+            expires_at: at.getTime() + WEBHOOK_GIVE_UP_AFTER_MS,
+          });
+          if (written > 0) dispatcher.wake();
+        };
   return {
-    service: createWebhookService(deps),
-    observe: (ledger) => withWebhookOutbox(ledger, { ...deps, onEnqueued: dispatcher.wake }),
+    service: createWebhookService({ store, clock }),
+    observe: (ledger) =>
+      withWebhookOutbox(ledger, record, {
+        now: () => clock.now(),
+        failed: (event, error) =>
+          logger.error("webhook event could not be written to the outbox", {
+            event: event.event,
+            message_id: event.message_id,
+            error: error.message,
+          }),
+      }),
     async start() {
-      await deps.store.releaseLeases();
+      await store.releaseLeases();
       dispatcher.start();
+      // Events a previous process journaled but did not forward.
+      forwarder?.wake();
     },
-    stop: () => dispatcher.stop(),
+    async stop() {
+      await forwarder?.stop();
+      await dispatcher.stop();
+    },
   };
 }

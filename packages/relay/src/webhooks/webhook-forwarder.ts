@@ -1,0 +1,99 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { Logger } from "@rd/common";
+import type { LedgerEvent } from "../ledger/ledger-events.js";
+import type { WebhookJournal, WebhookStore } from "../state/webhook-repository.js";
+import { type MessageOwner, webhookBody } from "./webhook-events.js";
+import { WEBHOOK_GIVE_UP_AFTER_MS } from "./webhook-retry.js";
+
+/** Journal rows one read takes. */
+const BATCH = 100;
+/** After a failed forward (the shared database away), the next try comes this much later. */
+const RETRY_MS = 1_000;
+
+export interface WebhookForwarder {
+  wake(): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * Moves journaled events (local SQLite) to the shared outbox, oldest first, with the message's
+ * client and labels read from the shared queue. A journal row goes only once its outbox rows are
+ * committed; a crash in between forwards it again, which the outbox ignores (same `event_id`).
+ */
+export function createWebhookForwarder(deps: {
+  journal: WebhookJournal;
+  store: WebhookStore;
+  ownerOf: (messageId: string) => Promise<MessageOwner | undefined> | MessageOwner | undefined;
+  /** Events reached the outbox: the dispatcher may send them. */
+  forwarded: () => void;
+  logger: Logger;
+}): WebhookForwarder {
+  const { journal, store, logger } = deps;
+  let running: Promise<void> | undefined;
+  let again = false;
+  let failing = false;
+  let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  // As the dispatcher's: forwards run outside the request whose `emit` woke them.
+  const detached = AsyncLocalStorage.snapshot();
+
+  async function drain(): Promise<void> {
+    do {
+      again = false;
+      for (const row of journal.pending(BATCH)) {
+        if (stopped) return;
+        const event = JSON.parse(row.event) as LedgerEvent;
+        const owner = await deps.ownerOf(event.message_id);
+        await store.enqueue({
+          event_id: row.event_id,
+          event_type: event.event,
+          body: webhookBody(event, owner, new Date(row.at), row.event_id),
+          now: row.at,
+          expires_at: row.at + WEBHOOK_GIVE_UP_AFTER_MS,
+        });
+        journal.remove(row.pk);
+        again = true;
+      }
+      if (again) deps.forwarded();
+    } while (again && !stopped);
+  }
+
+  function wake(): void {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = detached(drain)
+      .then(
+        () => {
+          if (failing) logger.info("webhook events reach the shared outbox again");
+          failing = false;
+        },
+        (error: Error) => {
+          // Kept in the journal; tried again until the database answers.
+          if (!failing) {
+            logger.warn("webhook events could not reach the shared outbox; kept locally", {
+              error: error.message,
+            });
+          }
+          failing = true;
+          clearTimeout(retry);
+          retry = setTimeout(wake, RETRY_MS);
+          retry.unref();
+        },
+      )
+      .finally(() => {
+        running = undefined;
+      });
+  }
+
+  return {
+    wake,
+    async stop() {
+      stopped = true;
+      clearTimeout(retry);
+      await running;
+    },
+  };
+}
