@@ -269,7 +269,7 @@ const MIGRATIONS: Record<string, Migration> = {
         .execute();
     },
   },
-  "0006-webhooks": {
+  "0007-webhooks": {
     async up(db) {
       await db.schema
         .createTable("relay_webhook_endpoints")
