@@ -1,50 +1,49 @@
 #!/usr/bin/env node
 // Idle resident memory of both services, as an operator would see it: each compiled launcher is
-// started with its default embedded configuration (relay: a fresh relay.json, SQLite state;
+// run as a program (its shebang line execs the `node` on PATH, this script's, with the launcher's
+// memory options) with its default embedded configuration (relay: a fresh relay.json, SQLite state;
 // delivery: SQLite and local storage, no OBJECTSTORE_*) in a scratch directory, /health is
 // awaited, then after 2 s of doing nothing VmRSS is read from /proc/<pid>/status
 // (`idleRssKib` of the test kit). A bare Node HTTP server answering /health is measured the same
-// way, side by side, as the anchor: Node's own floor, under the same Node options.
+// way, side by side, as the anchor: Node's own floor, without options.
 //
-// Usage: node scripts/idle-rss.mjs [--rounds N] [--max-mib M] [--node-option O ...] [relay|delivery|anchor ...]
+// Usage: node scripts/idle-rss.mjs [--rounds N] [--max-mib M] [relay|delivery|anchor ...]
 //   --max-mib M      exit 1 when a service's median idle RSS is M MiB or more.
-//   --node-option O  a Node.js option for every process measured, e.g. --max-semi-space-size=2
-//                    (what the launchers' shebang line passes when they are run as programs).
 // Linux only (/proc). Run `npm run build` first: the launchers run dist/.
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { bareNodeServer, freePort, idleRssKib } from "@rd/common/test-kit";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 
-/** How each subject is started in `dir` on `port`: Node's arguments and the environment. */
+/** How each subject is started in `dir` on `port`: the command, its arguments, its environment. */
 const SUBJECTS = {
-  anchor: async (_dir, port) => {
-    const { args, env } = bareNodeServer(port);
-    return { args, env };
-  },
+  anchor: async (_dir, port) => bareNodeServer(port),
   relay: async (dir, port) => {
     await writeFile(join(dir, "relay.json"), JSON.stringify({ listen: `127.0.0.1:${port}` }));
     return {
-      args: [join(ROOT, "packages/relay/bin/relay.js"), "serve"],
+      command: join(ROOT, "packages/relay/bin/relay.js"),
+      args: ["serve"],
       env: { RELAY_CONFIG: join(dir, "relay.json"), RELAY_AUTH_TOKEN: "idle-rss" },
     };
   },
   delivery: async (_dir, port) => ({
-    args: [join(ROOT, "packages/delivery/bin/delivery.js"), "serve"],
+    command: join(ROOT, "packages/delivery/bin/delivery.js"),
+    args: ["serve"],
     env: { HOST: "127.0.0.1", PORT: String(port), API_KEY: "idle-rss" },
   }),
 };
+// The launchers' `env node` finds this script's Node first.
+const PATH = [dirname(process.execPath), process.env.PATH ?? ""].join(delimiter);
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     rounds: { type: "string", default: "3" },
     "max-mib": { type: "string" },
-    "node-option": { type: "string", multiple: true, default: [] },
   },
 });
 const rounds = Number(values.rounds);
@@ -59,11 +58,11 @@ async function measureOnce(name) {
   const dir = await mkdtemp(join(tmpdir(), `idle-rss-${name}-`));
   try {
     const port = await freePort();
-    const { args, env } = await SUBJECTS[name](dir, port);
+    const { command, args, env } = await SUBJECTS[name](dir, port);
     return await idleRssKib({
-      command: process.execPath,
-      args: [...values["node-option"], ...args],
-      env: { PATH: process.env.PATH ?? "", ...env },
+      command,
+      args,
+      env: { PATH, ...env },
       cwd: dir,
       healthUrl: `http://127.0.0.1:${port}/health`,
     });
@@ -81,8 +80,7 @@ for (let round = 0; round < rounds; round++) {
   for (const name of names) readings[name].push(await measureOnce(name));
 }
 const anchor = readings.anchor ? median(readings.anchor) : undefined;
-const options = values["node-option"].join(" ") || "no Node options";
-process.stdout.write(`Node ${process.version}, ${options}, ${rounds} rounds\n`);
+process.stdout.write(`Node ${process.version}, ${rounds} rounds\n`);
 let over = false;
 for (const name of names) {
   const value = median(readings[name]);

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Production install (README, "Running in production"): builds this checkout, then installs the
 # compiled services with their runtime dependencies only (no dev dependencies, no sources) into
-# TARGET, from where they run with the Node.js that ran this script:
-#   node TARGET/packages/relay/bin/relay.js serve
-#   node TARGET/packages/delivery/bin/delivery.js serve
+# TARGET, from where the launchers run as programs (their shebang execs the `node` on PATH; the
+# native modules are built for the Node.js that ran this script):
+#   TARGET/packages/relay/bin/relay.js serve
+#   TARGET/packages/delivery/bin/delivery.js serve
 # Usage: scripts/production-install.sh TARGET
 # TARGET must be missing, empty, or an earlier install made by this script (then it is replaced;
 # the services keep their state elsewhere). The container recipe (deploy/docker/Dockerfile) runs

@@ -6,8 +6,9 @@ import { describe, expect, it } from "vitest";
 import { SERVICES, type ServiceName, serviceEnv } from "./service-fixtures.js";
 import { StartedService } from "./started-service.js";
 
-// The production starts the README documents: Node runs the launcher itself (`node <bin> serve`,
-// or a start script that `exec`s it), so the PID a supervisor signals is the service's own.
+// The production starts the README documents: the launcher run as a program (its shebang execs
+// Node with the memory options), Node running it (`node <bin> serve`), or a start script that
+// `exec`s either, so the PID a supervisor signals is the service's own.
 // (Under `npx`, SIGTERM reaches npm instead, which dies and leaves the service orphaned.)
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -16,12 +17,15 @@ const START_TIMEOUT_MS = 120_000;
 
 /** Each documented way as the command and arguments a supervisor runs. */
 const STARTS: Record<string, (bin: string) => [string, string[]]> = {
+  "the launcher as a program": (bin) => [bin, ["serve"]],
   "node <bin> serve": (bin) => [process.execPath, [bin, "serve"]],
   "a start script that execs node": (bin) => [
     "/bin/sh",
     ["-c", 'exec "$0" "$1" serve', process.execPath, bin],
   ],
 };
+
+const LAUNCHER_NODE_OPTIONS = ["--max-semi-space-size=1", "--v8-pool-size=1", "--no-maglev"];
 
 const CASES = (Object.keys(SERVICES) as ServiceName[]).flatMap((service) =>
   Object.keys(STARTS).map((way) => [service, way] as const),
@@ -41,6 +45,12 @@ describe("a production start", () => {
         });
         await started.waitHealthy(`http://127.0.0.1:${port}/health`, 60_000);
         expect(await started.executable()).toBe(await realpath(process.execPath));
+        if (way === "the launcher as a program") {
+          // The shebang's memory options reached Node (README, "Memory").
+          const { argv, environ } = await started.processImage();
+          expect(argv).toEqual(expect.arrayContaining(LAUNCHER_NODE_OPTIONS));
+          expect(environ).toContain("MALLOC_ARENA_MAX=2");
+        }
 
         expect(await started.terminate()).toBe(0);
         expect(started.log()).toContain('"shutting down"');

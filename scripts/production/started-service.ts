@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { realpath } from "node:fs/promises";
+import { readFile, realpath } from "node:fs/promises";
 
 /**
  * A service started the way a supervisor starts one: a single command whose PID is the one that
@@ -42,6 +42,13 @@ export class StartedService {
   /** The program the started PID runs now (after any `exec`), as a real path. */
   executable(): Promise<string> {
     return realpath(`/proc/${this.child.pid}/exe`);
+  }
+
+  /** The started PID's command line and environment now (after any `exec`), from /proc. */
+  async processImage(): Promise<{ argv: string[]; environ: string[] }> {
+    const list = async (file: string) =>
+      (await readFile(`/proc/${this.child.pid}/${file}`, "latin1")).split("\0").filter(Boolean);
+    return { argv: await list("cmdline"), environ: await list("environ") };
   }
 
   /** Sends SIGTERM to the started PID, as a supervisor does; resolves with the exit code. */

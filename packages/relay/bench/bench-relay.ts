@@ -1,5 +1,6 @@
 /**
- * The relay as the benchmark runs it: the compiled relay (`bin/relay.js serve`) as a child
+ * The relay as the benchmark runs it: the compiled relay's launcher run as a program
+ * (`bin/relay.js serve`, so with its shebang's Node options, as in production) as a child
  * process in a temporary directory with one active DKIM domain, `send_delay_secs: 0`, throttle
  * and quotas off, the SMTP submission port on, `mx_override` pointing recipients at the
  * destination (Postfix's `smtp-sink`, or the test fixture sink when Postfix is absent), and a
@@ -10,7 +11,7 @@ import { generateKeyPairSync } from "node:crypto";
 import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { cpus } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { delimiter, dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { freePort, makeTempDir } from "@rd/common/test-kit";
@@ -50,7 +51,7 @@ export async function startBenchRelay(options: {
   destination: Destination;
   /** More environment variables (`RELAY_DATABASE_URL` for instances sharing a database). */
   env?: Readonly<Record<string, string>>;
-  /** Node options for the relay process (`--cpu-prof …` for a profile). */
+  /** More Node options for the relay process (`--cpu-prof …` for a profile), by NODE_OPTIONS. */
   nodeArgs?: readonly string[];
 }): Promise<BenchRelay> {
   if (!existsSync(join(PACKAGE_DIR, "dist/cli.js"))) {
@@ -78,10 +79,11 @@ export async function startBenchRelay(options: {
       default_domain_limits: { per_hour: 0, per_day: 0 },
     }),
   );
-  const args = [...(options.nodeArgs ?? []), join(PACKAGE_DIR, "bin/relay.js"), "serve"];
-  const child = spawn(process.execPath, args, {
+  const child = spawn(join(PACKAGE_DIR, "bin/relay.js"), ["serve"], {
     env: {
-      PATH: process.env.PATH,
+      // The launcher's `env node` finds the bench's own Node first.
+      PATH: [dirname(process.execPath), process.env.PATH].join(delimiter),
+      ...(options.nodeArgs && { NODE_OPTIONS: options.nodeArgs.join(" ") }),
       RELAY_CONFIG: configPath,
       RELAY_AUTH_TOKEN: ADMIN_TOKEN,
       ...(options.asyncMode && { RELAY_REDIS: "" }),

@@ -19,13 +19,13 @@ const BARE_SERVER_SOURCE = `require("node:http")
   .listen(Number(process.env.PORT), "127.0.0.1");`;
 
 /**
- * A bare Node HTTP server on `port` of the loopback, run by this process's Node with
- * `nodeOptions`: the anchor that a service's idle memory is compared with, measured side by side.
+ * A bare Node HTTP server on `port` of the loopback, run by this process's Node without options:
+ * the anchor that a service's idle memory is compared with, measured side by side.
  */
-export function bareNodeServer(port: number, nodeOptions: readonly string[] = []): IdleStart {
+export function bareNodeServer(port: number): IdleStart {
   return {
     command: process.execPath,
-    args: [...nodeOptions, "-e", BARE_SERVER_SOURCE],
+    args: ["-e", BARE_SERVER_SOURCE],
     env: { PORT: String(port) },
     healthUrl: `http://127.0.0.1:${port}/health`,
   };
