@@ -13,6 +13,7 @@ const LAYERS = {
     ["cli.ts"],
     ["cli"],
     ["main.ts"],
+    ["relay-assembly.ts"],
     ["http", "smtp"],
     ["observability"],
     ["submission", "queue"],
