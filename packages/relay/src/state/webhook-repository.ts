@@ -205,7 +205,7 @@ export interface WebhookJournalRow {
   event_id: string;
   /** Epoch ms of the event. */
   at: number;
-  /** The ledger event's JSON. */
+  /** The ledger event's JSON, with its message's labels when the emitter knew them. */
   event: string;
 }
 

@@ -19,11 +19,17 @@ export function isWebhookEventType(type: string): type is WebhookEventType {
 /** What the queue rows say of a message: its sending client and its `/send` labels. */
 export interface MessageOwner {
   readonly client_id: string | null;
-  readonly labels: {
-    readonly tags: readonly string[];
-    readonly metadata: Readonly<Record<string, string>>;
-  };
+  readonly labels: MessageLabels;
 }
+
+/** The sender's labels of a message (`/send` tags and metadata). */
+export interface MessageLabels {
+  readonly tags: readonly string[];
+  readonly metadata: Readonly<Record<string, string>>;
+}
+
+/** A ledger event, with its message's labels when the emitter knew them (see webhook-outbox.ts). */
+export type LabelledEvent = LedgerEvent & Partial<MessageLabels>;
 
 /**
  * The JSON body POSTed for one ledger event: `id` (one per event, the same for every
@@ -33,22 +39,21 @@ export interface MessageOwner {
  * `suppressed` and `rejected`, …). The body is fixed at emission: every retry sends these bytes.
  */
 export function webhookBody(
-  event: LedgerEvent,
+  event: LabelledEvent,
   owner: MessageOwner | undefined,
   timestamp: Date,
   id: string,
 ): string {
-  // `suppressed` carries its client; the others are looked up from the queue rows.
+  // What the event carries wins (`suppressed` has its client); the rest comes from the queue rows.
   const {
     event: type,
     message_id,
     rcpt,
     client_id,
+    tags,
+    metadata,
     ...details
-  } = event as LedgerEvent & {
-    rcpt?: string;
-    client_id?: string | null;
-  };
+  } = event as LabelledEvent & { rcpt?: string; client_id?: string | null };
   return JSON.stringify({
     id,
     type,
@@ -56,8 +61,8 @@ export function webhookBody(
     message_id: message_id === NO_MESSAGE_ID ? null : message_id,
     rcpt: rcpt ?? null,
     client_id: client_id ?? owner?.client_id ?? null,
-    tags: owner?.labels.tags ?? [],
-    metadata: owner?.labels.metadata ?? {},
+    tags: tags ?? owner?.labels.tags ?? [],
+    metadata: metadata ?? owner?.labels.metadata ?? {},
     ...details,
   });
 }

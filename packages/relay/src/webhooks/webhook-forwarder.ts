@@ -1,8 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Logger } from "@rd/common";
-import type { LedgerEvent } from "../ledger/ledger-events.js";
 import type { WebhookJournal, WebhookStore } from "../state/webhook-repository.js";
-import { type MessageOwner, webhookBody } from "./webhook-events.js";
+import { type LabelledEvent, type MessageOwner, webhookBody } from "./webhook-events.js";
 import { WEBHOOK_GIVE_UP_AFTER_MS } from "./webhook-retry.js";
 
 /** Journal rows one read takes. */
@@ -42,7 +41,7 @@ export function createWebhookForwarder(deps: {
       again = false;
       for (const row of journal.pending(BATCH)) {
         if (stopped) return;
-        const event = JSON.parse(row.event) as LedgerEvent;
+        const event = JSON.parse(row.event) as LabelledEvent;
         const owner = await deps.ownerOf(event.message_id);
         await store.enqueue({
           event_id: row.event_id,

@@ -6,7 +6,12 @@ import type {
   WebhookStore,
 } from "../state/webhook-repository.js";
 import { createWebhookDispatcher } from "./webhook-dispatcher.js";
-import { type MessageOwner, newEventId, webhookBody } from "./webhook-events.js";
+import {
+  type LabelledEvent,
+  type MessageOwner,
+  newEventId,
+  webhookBody,
+} from "./webhook-events.js";
 import { createWebhookForwarder } from "./webhook-forwarder.js";
 import { withWebhookOutbox } from "./webhook-outbox.js";
 import { WEBHOOK_GIVE_UP_AFTER_MS } from "./webhook-retry.js";
@@ -48,7 +53,7 @@ export function createWebhooks(deps: {
       : undefined;
   const record =
     "journal" in outbox
-      ? (event: Parameters<Ledger["emit"]>[0], at: Date) => {
+      ? (event: LabelledEvent, at: Date) => {
           outbox.journal.add({
             event_id: newEventId(),
             at: at.getTime(),
@@ -56,7 +61,7 @@ export function createWebhooks(deps: {
           });
           forwarder?.wake();
         }
-      : (event: Parameters<Ledger["emit"]>[0], at: Date) => {
+      : (event: LabelledEvent, at: Date) => {
           const id = newEventId();
           const written = outbox.store.enqueue({
             event_id: id,

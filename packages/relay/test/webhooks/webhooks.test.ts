@@ -19,7 +19,8 @@ describe("delivery-event webhooks", () => {
   let authorization: string;
   let clientId: string;
   let verify: VerifyRelaySignature;
-  const receivers: Record<"healthy" | "stalled" | "failing", HttpReceiver> = {} as never;
+  const receivers: Record<"healthy" | "stalled" | "failing" | "refusals", HttpReceiver> =
+    {} as never;
   const endpoints: Record<string, { id: string; secret: string }> = {};
 
   beforeAll(async () => {
@@ -36,6 +37,7 @@ describe("delivery-event webhooks", () => {
     receivers.healthy = await startHttpReceiver("ok");
     receivers.stalled = await startHttpReceiver("stall");
     receivers.failing = await startHttpReceiver("fail");
+    receivers.refusals = await startHttpReceiver("ok");
     // The slow and failing endpoints are registered first: the dispatcher meets them first.
     for (const name of ["stalled", "failing", "healthy"] as const) {
       const response = await relay.relay.admin("POST", "/webhooks", {
@@ -45,6 +47,11 @@ describe("delivery-event webhooks", () => {
       expect(response.statusCode).toBe(201);
       endpoints[name] = response.json();
     }
+    const refusals = await relay.relay.admin("POST", "/webhooks", {
+      url: receivers.refusals.url,
+      events: ["suppressed", "rejected"],
+    });
+    endpoints.refusals = refusals.json();
   });
   afterAll(async () => {
     await relay?.close();
@@ -63,7 +70,7 @@ describe("delivery-event webhooks", () => {
     const listed = await relay.relay.admin("GET", "/webhooks");
     expect(listed.statusCode).toBe(200);
     expect(listed.body).not.toContain(created?.secret);
-    expect(listed.json().webhooks).toHaveLength(3);
+    expect(listed.json().webhooks).toHaveLength(4);
 
     for (const body of [
       { url: "ftp://127.0.0.1/hook", events: ["delivered"] },
@@ -181,5 +188,61 @@ describe("delivery-event webhooks", () => {
       });
       expect(attempt.latency_ms).toBeGreaterThanOrEqual(9_900);
     }
+  });
+
+  it("sends suppressed and rejected events to the endpoint subscribed to them, with what is known", async () => {
+    const send = (to: string, tags: string[]) =>
+      relay.post(
+        "/send",
+        { from: "a@shop.test", to: [to], subject: "hi", text: "hello", tags },
+        { authorization },
+      );
+    // A permanent failure suppresses carl@bounce.test for this client; the next send skips him.
+    expect((await send("carl@bounce.test", ["first"])).json().results).toEqual([
+      expect.objectContaining({ ok: false }),
+    ]);
+    const later = await send("carl@bounce.test", ["retry"]);
+    expect(later.json().results).toEqual([
+      expect.objectContaining({ to: "carl@bounce.test", ok: false }),
+    ]);
+    const refused = await relay.post(
+      "/send",
+      { from: "a@unknown.test", to: ["ana@dest.test"], subject: "x", text: "y" },
+      { authorization },
+    );
+    expect(refused.statusCode).toBe(403);
+    await within(3_000, async () => receivers.refusals.requests.length >= 2, "two refusals");
+    const byType = Object.fromEntries(
+      receivers.refusals.requests.map((request) => {
+        const header = String(request.headers["x-relay-signature"]);
+        expect(verify(endpoints.refusals?.secret ?? "", header, request.body)).toBe(true);
+        const event = JSON.parse(request.body) as { type: string };
+        return [event.type, event];
+      }),
+    );
+    expect(byType.suppressed).toMatchObject({
+      message_id: later.json().message_id,
+      rcpt: "carl@bounce.test",
+      client_id: clientId,
+      // Read from the message's `received` event: a suppressed recipient has no queue row.
+      tags: ["retry"],
+      reason: expect.stringContaining("550"),
+    });
+    expect(byType.rejected).toMatchObject({
+      rcpt: null,
+      reason: "domain_not_allowed",
+      http_status: 403,
+      tags: [],
+      metadata: {},
+    });
+    // The other endpoints did not subscribe to these types.
+    for (const request of receivers.healthy.requests) {
+      expect(JSON.parse(request.body).type).toMatch(/^(delivered|failed)$/);
+    }
+  });
+
+  it("never writes an endpoint's secret to the logs", () => {
+    const logged = JSON.stringify(relay.relay.logs.lines);
+    for (const endpoint of Object.values(endpoints)) expect(logged).not.toContain(endpoint.secret);
   });
 });
