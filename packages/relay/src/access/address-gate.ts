@@ -29,8 +29,8 @@ export interface AddressGate {
   clientAddress(peer: string, forwardedFor: string | string[] | undefined): IpAddress | undefined;
   /** Whether the allowlist admits `address`; an empty list admits every caller, even unknown. */
   allows(address: IpAddress | undefined): boolean;
-  /** `allows`, then one count against the address's throttle window. */
-  admit(address: IpAddress | undefined): GateVerdict;
+  /** `allows`, then one count against the address's throttle window (in Redis when shared). */
+  admit(address: IpAddress | undefined): Promise<GateVerdict>;
 }
 
 export function createAddressGate(
@@ -59,11 +59,11 @@ export function createAddressGate(
     clientAddress: (peer, forwardedFor) =>
       clientAddress(peer, forwardedFor, ranges(settings().trusted_proxies)),
     allows,
-    admit(address) {
+    async admit(address) {
       if (!allows(address)) return { admitted: false, reason: "forbidden" };
       // An address that cannot be read (no peer) is not counted: there is no key to count it by.
       if (!address) return { admitted: true };
-      const verdict = throttle.check(address);
+      const verdict = await throttle.check(address);
       return verdict.allowed
         ? { admitted: true }
         : { admitted: false, reason: "rate_limited", retryAfterSecs: verdict.retryAfterSecs };

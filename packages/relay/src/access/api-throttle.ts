@@ -22,8 +22,8 @@ export interface WindowCount {
 /**
  * The per-IP API throttle (`api_rate_per_min`, read at every call so PUT /ratelimit applies at
  * once), one set of windows for every entry point: HTTP requests count in it through
- * `@fastify/rate-limit` (its store is `hit`, see `http/api-rate-limit.ts`), SMTP connections and
- * AUTH attempts through `check`.
+ * `@fastify/rate-limit` (its store is `count`, see `http/api-rate-limit.ts`), SMTP connections
+ * and AUTH attempts through `check`: with a shared Redis, every instance's both kinds together.
  */
 export interface ApiThrottle {
   /** Calls allowed per address and minute; 0 turns the throttle off. */
@@ -34,21 +34,18 @@ export interface ApiThrottle {
    */
   keyOf(address: IpAddress): string;
   /**
-   * Counts one call under `key`, unless the window's allowance is already used: a refused call
-   * counts for nothing, so a limit raised in the middle of a window admits its callers at once.
-   * `current` is then `limit() + 1`.
-   */
-  hit(key: string): WindowCount;
-  /**
-   * `hit` for an HTTP request: counted in the shared Redis when there is one (every instance
-   * then counts in the same windows), and in this instance's windows when there is none or it
-   * does not answer, so a Redis outage never stops the API.
+   * Counts one call under `key` (an HTTP request, an SMTP connection or AUTH), unless the
+   * window's allowance is already used: a refused call counts for nothing, so a limit raised in
+   * the middle of a window admits its callers at once; `current` is then `limit() + 1`. Counted
+   * in the shared Redis when there is one (every instance then counts in the same windows), and
+   * in this instance's windows when there is none or it does not answer, so a Redis outage
+   * never stops the API.
    */
   count(key: string): Promise<WindowCount>;
   /** Closes the shared Redis connection, if any. */
   close(): Promise<void>;
-  /** `hit` for `address`, with the verdict (`limit()` of 0: always allowed, nothing counted). */
-  check(address: IpAddress): ThrottleVerdict;
+  /** `count` for `address`, with the verdict (`limit()` of 0: always allowed, nothing counted). */
+  check(address: IpAddress): Promise<ThrottleVerdict>;
 }
 
 export function createApiThrottle(
@@ -81,19 +78,20 @@ export function createApiThrottle(
     return { current: window.count, ttl };
   };
 
+  const count = async (key: string): Promise<WindowCount> => {
+    if (!shared) return hit(key);
+    return shared.hit(key, ratePerMinute(), THROTTLE_WINDOW_MS).catch(() => hit(key));
+  };
+
   return {
     limit: ratePerMinute,
     keyOf,
-    hit,
-    async count(key) {
-      if (!shared) return hit(key);
-      return shared.hit(key, ratePerMinute(), THROTTLE_WINDOW_MS).catch(() => hit(key));
-    },
+    count,
     close: async () => shared?.close(),
-    check(address) {
+    async check(address) {
       const limit = ratePerMinute();
       if (limit <= 0) return { allowed: true };
-      const { current, ttl } = hit(keyOf(address));
+      const { current, ttl } = await count(keyOf(address));
       // As `@fastify/rate-limit` decides and rounds for HTTP.
       return current <= limit
         ? { allowed: true }

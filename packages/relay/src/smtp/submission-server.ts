@@ -112,7 +112,7 @@ export function createSubmissionServer(deps: SubmissionServerDeps): SubmissionSe
 
   async function authenticate(username: string, password: string, session: SMTPServerSession) {
     // As over HTTP: the allowlist and the throttle before any credential (and any bcrypt work).
-    const verdict = gate.admit(peerOf(session));
+    const verdict = await gate.admit(peerOf(session));
     if (!verdict.admitted) {
       const refusal = { ...gateRefusal(verdict), reason: verdict.reason };
       return { error: refuse(refusal, NO_MESSAGE_ID, session) };
@@ -211,15 +211,16 @@ export function createSubmissionServer(deps: SubmissionServerDeps): SubmissionSe
 
     onConnect(session, callback) {
       deps.sessionOpened?.();
-      const verdict = gate.admit(peerOf(session));
-      if (verdict.admitted) return callback();
-      logger.warn("connection refused", {
-        session: session.id,
-        remote_address: session.remoteAddress,
-        reason: verdict.reason,
+      void gate.admit(peerOf(session)).then((verdict) => {
+        if (verdict.admitted) return callback();
+        logger.warn("connection refused", {
+          session: session.id,
+          remote_address: session.remoteAddress,
+          reason: verdict.reason,
+        });
+        // smtp-server answers an onConnect error in place of the greeting, then closes.
+        callback(smtpError(gateRefusal(verdict)));
       });
-      // smtp-server answers an onConnect error in place of the greeting, then closes.
-      callback(smtpError(gateRefusal(verdict)));
     },
 
     onAuth(auth, session, callback) {

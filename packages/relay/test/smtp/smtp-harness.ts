@@ -151,9 +151,10 @@ export class RawSmtp {
     socket.on("error", () => undefined);
   }
 
-  static connect(port: number, host = "127.0.0.1"): Promise<RawSmtp> {
+  /** `localAddress`: the client's own address (any 127.0.0.0/8 address reaches 127.0.0.1). */
+  static connect(port: number, host = "127.0.0.1", localAddress?: string): Promise<RawSmtp> {
     return new Promise((resolve, reject) => {
-      const socket = connectTcp(port, host, () => resolve(new RawSmtp(socket)));
+      const socket = connectTcp({ port, host, localAddress }, () => resolve(new RawSmtp(socket)));
       socket.once("error", reject);
     });
   }
