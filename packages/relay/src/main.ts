@@ -50,6 +50,7 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
   const ledger = createLedger({
     logger: logging.forTarget(LEDGER_TARGET),
     errors: log,
+    ...(env.databaseUrl && { instance: env.instance }),
     ...(current.ledger_file && {
       file: { path: current.ledger_file, maxBytes: current.ledger_max_bytes },
     }),

@@ -24,13 +24,19 @@ export interface LedgerOptions {
   file?: { path: string; maxBytes: number };
   /** Where file write failures are reported (never thrown at the emitter). */
   errors: Logger;
+  /**
+   * Written as `fields.instance` of each file line: several instances on one database (the
+   * stdout line gets it from the instance's logging). The embedded relay's lines have none.
+   */
+  instance?: string;
 }
 
 /**
  * Each event is one log line `{"timestamp","level":"INFO","target":"relay::ledger",
  * "fields":{"ledger":"<event JSON>"}}` on stdout and, when configured, the same line in the
  * file ledger. The file receives every event whatever `RUST_LOG` says: it is the audit record.
- * An event of an HTTP request carries its `request_id` beside `ledger`, in both.
+ * An event of an HTTP request carries its `request_id` beside `ledger`, in both; on a shared
+ * database, `instance` too.
  */
 export function createLedger(options: LedgerOptions): Ledger {
   const file: RotatingFile | undefined =
@@ -47,7 +53,11 @@ export function createLedger(options: LedgerOptions): Ledger {
         timestamp: new Date().toISOString(),
         level: "INFO",
         target: LEDGER_TARGET,
-        fields: requestId === undefined ? { ledger } : { ledger, request_id: requestId },
+        fields: {
+          ledger,
+          ...(requestId !== undefined && { request_id: requestId }),
+          ...(options.instance !== undefined && { instance: options.instance }),
+        },
       })}\n`;
       last = file.append(line).catch((error: Error) => {
         options.errors.error("ledger file write failed", { error: error.message });

@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { makeTempDir } from "@rd/common/test-kit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -56,7 +57,7 @@ describe.skipIf(!available)("several relay instances on one shared database", ()
       ["b", "c"].slice(0, count - 1).map((name) =>
         startInstance(name, database.url, {
           env: ASYNC,
-          config: () => ({ tick_interval_secs: 0 }),
+          config: (dir) => ({ tick_interval_secs: 0, ledger_file: join(dir, "ledger.jsonl") }),
         }),
       ),
     );
@@ -86,6 +87,22 @@ describe.skipIf(!available)("several relay instances on one shared database", ()
     const ledger = b.process.records().filter((r) => r.target === "relay::ledger");
     expect(ledger.length).toBeGreaterThan(0);
     for (const line of ledger) expect((line.fields as { instance?: string }).instance).toBe("b");
+    // Its file ledger's lines too, the stdout line's fields otherwise (the embedded shape).
+    const readLines = async () =>
+      (await readFile(join(b.dir, "ledger.jsonl"), "utf8"))
+        .trimEnd()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { target: string; fields: Record<string, unknown> });
+    await within(2_000, async () => (await readLines()).length >= ledger.length, "file ledger");
+    const fileLines = await readLines();
+    expect(fileLines.map((line) => line.fields.ledger)).toEqual(
+      ledger.map((line) => (line.fields as { ledger: string }).ledger),
+    );
+    for (const line of fileLines) {
+      expect(line).toMatchObject({ target: "relay::ledger", fields: { instance: "b" } });
+      const requestId = line.fields.request_id === undefined ? [] : ["request_id"];
+      expect(Object.keys(line.fields).sort()).toEqual(["instance", "ledger", ...requestId]);
+    }
 
     // A third instance whose file names another domain: the database is the source of truth.
     const c = await startInstance("c", database.url, {
