@@ -148,10 +148,14 @@ export function createSharedWebhooks(db: SharedDb, logger: Logger): WebhookStore
     settle(row, attempt, nextAttemptAt) {
       return retryingDeadlocks(() =>
         db.transaction().execute(async (trx) => {
-          await trx
-            .insertInto("relay_webhook_attempts")
-            .values({ ...attempt, endpoint_id: row.endpoint_id })
-            .execute();
+          // An endpoint removed while its request was in flight records nothing.
+          await sql`
+            INSERT INTO relay_webhook_attempts
+              (endpoint_id, event_id, event_type, attempt, at, status, latency_ms, error, outcome)
+            SELECT id, ${attempt.event_id}, ${attempt.event_type}, ${attempt.attempt},
+                   ${attempt.at}, ${attempt.status}, ${attempt.latency_ms}, ${attempt.error},
+                   ${attempt.outcome}
+              FROM relay_webhook_endpoints WHERE id = ${row.endpoint_id}`.execute(trx);
           // The newest ATTEMPTS_KEPT stay: older ones go, below the oldest of those kept.
           const kept = await trx
             .selectFrom("relay_webhook_attempts")

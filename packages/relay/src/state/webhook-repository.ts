@@ -141,10 +141,13 @@ export function createWebhookRepository(db: Database): WebhookRepository {
       return rows;
     },
   );
+  // An endpoint removed while its request was in flight records nothing (its rows went with it).
   const insertAttempt = db.prepare<[Record<string, unknown>], void>(
     `INSERT INTO webhook_attempts
        (endpoint_id, event_id, event_type, attempt, at, status, latency_ms, error, outcome)
-     VALUES (:endpoint_id, :event_id, :event_type, :attempt, :at, :status, :latency_ms, :error, :outcome)`,
+     SELECT :endpoint_id, :event_id, :event_type, :attempt, :at, :status, :latency_ms, :error,
+            :outcome
+      WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = :endpoint_id)`,
   );
   const trimAttempts = db.prepare<[string, string, number], void>(
     `DELETE FROM webhook_attempts WHERE endpoint_id = ? AND pk NOT IN

@@ -245,4 +245,33 @@ describe("delivery-event webhooks", () => {
     const logged = JSON.stringify(relay.relay.logs.lines);
     for (const endpoint of Object.values(endpoints)) expect(logged).not.toContain(endpoint.secret);
   });
+
+  it("forgets an endpoint removed while its request is in flight, without an error", async () => {
+    const held = await startHttpReceiver("stall");
+    const created = await relay.relay.admin("POST", "/webhooks", {
+      url: held.url,
+      events: ["delivered"],
+    });
+    const { id } = created.json() as { id: string };
+    const sent = await relay.post(
+      "/send",
+      { from: "a@shop.test", to: ["dora@dest.test"], subject: "hi", text: "hello" },
+      { authorization },
+    );
+    expect(sent.statusCode).toBe(200);
+    await within(3_000, async () => held.requests.length === 1, "the held request");
+    expect((await relay.relay.admin("DELETE", `/webhooks/${id}`)).statusCode).toBe(200);
+    held.release(200);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const rows = relay.relay.relay.db
+      .prepare(
+        "SELECT (SELECT count(*) FROM webhook_outbox WHERE endpoint_id = ?) + (SELECT count(*) FROM webhook_attempts WHERE endpoint_id = ?) AS n",
+      )
+      .get(id, id) as { n: number };
+    expect(rows.n).toBe(0);
+    expect(
+      relay.relay.logs.forTarget("relay::webhooks").filter((line) => line.level === "ERROR"),
+    ).toEqual([]);
+    await held.close();
+  });
 });
