@@ -38,7 +38,7 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
   const log = logging.forTarget("relay");
   const file = await loadConfigFile(env);
   // Boot steps fail with a ConfigError naming the variable or field to fix (the CLI exits 2).
-  const shared = await openShared(env, file, logging);
+  const shared = await openShared(env, file, logging, clock);
   const config = shared?.config ?? createConfigStore(file, env);
   const db = await bootStep(STATE_DIR, `cannot open the state database in ${env.dbDir}`, () =>
     openStateDatabase(env.dbDir),
@@ -72,14 +72,14 @@ export async function createRelay(env: RelayEnv, options: RelayOptions = {}): Pr
 }
 
 /** `RELAY_DATABASE_URL`: the state several instances share; undefined for the embedded relay. */
-function openShared(env: RelayEnv, file: ConfigFile, logging: Logging) {
+function openShared(env: RelayEnv, file: ConfigFile, logging: Logging, clock: Clock) {
   const url = env.databaseUrl;
   if (url === undefined) return undefined;
   return bootStep({ where: "RELAY_DATABASE_URL" }, "cannot use the shared database", async () => {
     // Loaded only here: Kysely and the MySQL driver are some 500 modules the embedded relay
     // never uses (idle memory, README "Memory").
     const { openSharedState } = await import("./shared/shared-state.js");
-    return openSharedState({ url, file, env, logger: logging.forTarget("relay::shared") });
+    return openSharedState({ url, file, env, clock, logger: logging.forTarget("relay::shared") });
   });
 }
 

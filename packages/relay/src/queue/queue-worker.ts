@@ -40,6 +40,12 @@ const SECOND_MS = 1000;
 const DAY_SECS = 86_400;
 
 export const SPOOL_FILE_MISSING = "message body lost: its spool file is missing";
+/**
+ * `last_error` of a synchronous delivery's row claimed once its lease lapsed (shared database):
+ * the instance delivering it died, and the body lived only in that request.
+ */
+export const SYNC_DELIVERY_INTERRUPTED =
+  "synchronous delivery interrupted: the instance sending it stopped, and its body lived only in the request";
 
 export interface QueueWorkerDeps {
   queue: QueueStore;
@@ -120,12 +126,10 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
 
     const raw = await readBody(row);
     if (raw === undefined) {
-      await queue.markFailed(row.pk, {
-        attempts: row.attempts,
-        lastError: SPOOL_FILE_MISSING,
-        now: nowSecs(),
-      });
-      deps.emit({ event: "failed", ...base, permanent: true, error: SPOOL_FILE_MISSING });
+      // No spool file and no body in the database: a synchronous delivery's row.
+      const lost = row.spool_file === null ? SYNC_DELIVERY_INTERRUPTED : SPOOL_FILE_MISSING;
+      await queue.markFailed(row.pk, { attempts: row.attempts, lastError: lost, now: nowSecs() });
+      deps.emit({ event: "failed", ...base, permanent: true, error: lost });
       report.falhos += 1;
       return false;
     }

@@ -1,10 +1,11 @@
-import type { Logger } from "@rd/common";
+import type { Clock, Logger } from "@rd/common";
 import { type Selectable, sql } from "kysely";
 import { QUEUE_STATES, type QueueEntry, type QueueState } from "../state/queue-entry.js";
 import { decodeLabels, encodeLabels } from "../state/queue-labels.js";
 import type { NewQueueEntry, QueueRow, QueueStore } from "../state/queue-repository.js";
 import { retryingDeadlocks, type SharedDb, type SharedSchema } from "./shared-database.js";
 import { sharedDatabaseUnavailable } from "./shared-quota.js";
+import { createSyncLeases } from "./sync-leases.js";
 
 /** Due entries one read returns; a drain reads again when it has worked through them. */
 const DUE_BATCH = 500;
@@ -57,14 +58,17 @@ function queueRowOf(row: Selectable<SharedSchema["relay_queue"]>): QueueRow {
  * takes, an entry another is claiming) and marks it `sending` with a lease of `leaseSecs()`.
  * An entry still `sending` past its lease (its instance was killed, or lost the database) is due
  * again for every instance: delivery is at least once, and an attempt that outlives its lease
- * may be made twice (README, "Several instances").
+ * may be made twice (README, "Several instances"). A synchronous delivery's rows (inserted
+ * `sending`, no body) hold a lease its instance renews while it lives (`sync-leases.ts`).
  */
 export function createSharedQueue(deps: {
   db: SharedDb;
   leaseSecs: () => number;
+  clock: Clock;
   logger: Logger;
 }): QueueStore {
   const { db, logger } = deps;
+  const syncLeases = createSyncLeases(deps);
   const unavailable = (error: unknown) => sharedDatabaseUnavailable(error, logger);
 
   /** Runs `work`, turning a database failure into 503 `unavailable`. */
@@ -102,6 +106,7 @@ export function createSharedQueue(deps: {
           estado: entry.estado,
           attempts: 0,
           next_attempt_at: entry.next_attempt_at,
+          lease_until: entry.estado === "sending" ? now + deps.leaseSecs() : null,
           body_id: bodyId,
           labels: encodeLabels(entry.labels),
           created_at: now,
@@ -118,6 +123,7 @@ export function createSharedQueue(deps: {
     pk: number,
     change: { estado: "sent" | "failed"; attempts: number; lastError: string | null; now: number },
   ): Promise<void> {
+    syncLeases.release(pk);
     await retryingDeadlocks(() =>
       db.transaction().execute(async (trx) => {
         const row = await trx
@@ -144,10 +150,13 @@ export function createSharedQueue(deps: {
   }
 
   return {
-    insert: (entries, now) =>
-      guarded(() =>
+    async insert(entries, now) {
+      const pks = await guarded(() =>
         retryingDeadlocks(() => db.transaction().execute((trx) => insertRows(trx, entries, now))),
-      ),
+      );
+      syncLeases.hold(pks.filter((_, index) => entries[index]?.estado === "sending"));
+      return pks;
+    },
     insertGroups: (groups) =>
       guarded(() =>
         retryingDeadlocks(() =>

@@ -1,4 +1,4 @@
-import { type Logger, messageOf } from "@rd/common";
+import { type Clock, type Logger, messageOf } from "@rd/common";
 import type { RelayEnv } from "../config/env.js";
 import type { ConfigFile } from "../config/schema.js";
 import { DEFAULTS } from "../config/schema.js";
@@ -53,6 +53,7 @@ export async function openSharedState(deps: {
   url: string;
   file: ConfigFile;
   env: RelayEnv;
+  clock: Clock;
   logger: Logger;
 }): Promise<SharedState> {
   const { logger } = deps;
@@ -107,6 +108,7 @@ export async function openSharedState(deps: {
     db,
     // An attempt is bounded by the SMTP step timeout (a 0 there means the default of 30 s).
     leaseSecs: () => 2 * (config.current().smtp_timeout_secs || DEFAULTS.smtp_timeout_secs),
+    clock: deps.clock,
     logger,
   });
   let counts = { queued: 0, sending: 0, sent: 0, failed: 0 };

@@ -1,4 +1,4 @@
-import { createLogging } from "@rd/common";
+import { createLogging, systemClock } from "@rd/common";
 import { LogCapture } from "@rd/common/test-kit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openSharedDatabase, type SharedDb } from "../../src/shared/shared-database.js";
@@ -37,7 +37,7 @@ describe.skipIf(!available)("tags and metadata in the shared queue", () => {
 
   it("stores them as JSON; the claim and labelsOf give them back", async () => {
     const logger = createLogging({ destination: new LogCapture() }).forTarget("relay::queue");
-    const queue = createSharedQueue({ db, leaseSecs: () => 60, logger });
+    const queue = createSharedQueue({ db, leaseSecs: () => 60, clock: systemClock, logger });
     const labels = { tags: ["welcome"], metadata: { user_id: "42" } };
     const [pk = 0] = await queue.insert(
       [entry("b@r.test", { labels, body: Buffer.from("x") }), entry("c@r.test", { labels })],

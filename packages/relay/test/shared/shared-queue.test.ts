@@ -1,6 +1,7 @@
 import { freePort } from "@rd/common/test-kit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ConfigFile } from "../../src/config/schema.js";
+import { SYNC_DELIVERY_INTERRUPTED } from "../../src/queue/queue-worker.js";
 import { type SmtpSink, startSmtpSink } from "../fixtures/smtp-sink.js";
 import { SmtpClient } from "../smtp/smtp-harness.js";
 import {
@@ -174,4 +175,73 @@ describe.skipIf(!available)("one queue shared by several relay instances", () =>
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(messageIds(good).sort()).toEqual([...ids].sort());
   }, 90_000);
+
+  it("a synchronous delivery's row left sending by an instance killed with SIGKILL ends failed after the lease, by another instance", async () => {
+    const stalling = await startSmtpSink({ tls: "none", stall: "data" });
+    sinks.push(stalling);
+    const a = await startInstance("a", database.url, {
+      env: { RUST_LOG: "info" },
+      config: (dir) =>
+        firstInstanceConfig(dir, {
+          smtp_timeout_secs: 3,
+          sync_retry_delays_secs: [0],
+          mx_override: { "dest.test": [stalling.address] },
+        }),
+    });
+    instances.push(a);
+    const credential = await createClient(a);
+    const pending = a
+      .request("POST", "/send-raw", rawMessage("vendas@shop.test", "ana@dest.test"), credential)
+      .catch(() => undefined);
+    await within(10_000, async () => stalling.stalled >= 1, "a is delivering");
+    await a.stop("SIGKILL");
+    expect(await pending).toBeUndefined(); // the sender never got an answer
+    const rows = () =>
+      database.query<Array<{ estado: string; last_error: string | null }>>(
+        "SELECT estado, last_error FROM relay_queue",
+      );
+    expect(await rows()).toEqual([{ estado: "sending", last_error: null }]);
+
+    const b = await instance("b", () => ({ tick_interval_secs: 0.2 }));
+    // a's lease is 2 × 3 s from the insert.
+    await within(20_000, async () => (await rows())[0]?.estado === "failed", "b ends the row");
+    expect(await rows()).toEqual([{ estado: "failed", last_error: SYNC_DELIVERY_INTERRUPTED }]);
+    expect(b.process.output()).toContain('\\"event\\":\\"failed\\"');
+  }, 60_000);
+
+  it("a live instance's synchronous delivery keeps its lease through retries longer than it", async () => {
+    // The first attempt is refused for now; the retry comes 5 s later, past the 2 s lease.
+    const sink = await startSmtpSink({
+      tls: "none",
+      reject: { stage: "rcpt", code: 451, times: 1 },
+    });
+    sinks.push(sink);
+    const a = await startInstance("a", database.url, {
+      env: { RUST_LOG: "info" },
+      config: (dir) =>
+        firstInstanceConfig(dir, {
+          smtp_timeout_secs: 1,
+          sync_retry_delays_secs: [0, 5],
+          mx_override: { "dest.test": [sink.address] },
+        }),
+    });
+    instances.push(a);
+    const b = await instance("b", () => ({ tick_interval_secs: 0.2 }));
+    const credential = await createClient(a);
+    const response = await a.request(
+      "POST",
+      "/send-raw",
+      rawMessage("vendas@shop.test", "ana@dest.test"),
+      credential,
+    );
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { results: Array<{ ok: boolean }> };
+    expect(body.results[0]?.ok).toBe(true);
+    const rows = await database.query<Array<{ estado: string; attempts: number }>>(
+      "SELECT estado, attempts FROM relay_queue",
+    );
+    expect(rows).toEqual([{ estado: "sent", attempts: 2 }]);
+    expect(sink.messages).toHaveLength(1);
+    expect(b.process.output()).not.toContain('\\"event\\":\\"failed\\"');
+  }, 60_000);
 });
