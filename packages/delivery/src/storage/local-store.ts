@@ -1,8 +1,8 @@
-import { createWriteStream } from "node:fs";
 import {
   access,
   constants,
   mkdir,
+  open,
   readdir,
   rename,
   rm,
@@ -65,22 +65,35 @@ export class LocalObjectStore implements ObjectStore {
     // NOTE: the source may fail while the temp folder is being created, before `pipeline`
     // listens; this listener keeps that from being an uncaught error (pipeline still sees it).
     body.once("error", () => {});
-    const incoming = join(this.root, INCOMING_DIR);
-    // Published files are public and keep the default modes; only the scratch folder, where
-    // unfinished files wait, is owner-only. The root first, so it is never created 0700.
-    await mkdir(this.root, { recursive: true });
-    await mkdir(incoming, { recursive: true, mode: PRIVATE_DIR_MODE });
-    const temp = join(incoming, scratchFileName());
+    const temp = join(this.root, INCOMING_DIR, scratchFileName());
     const counter = new ByteCounter();
     try {
-      await pipeline(body, counter, createWriteStream(temp, { flags: "wx" }));
-      await mkdir(dirname(target), { recursive: true });
-      await rename(temp, target);
+      // Folders are made only when missing (a release of many files would otherwise pay three
+      // recursive mkdir per file); a delete may remove them again at any time.
+      const file = await open(temp, "wx").catch(async (error: NodeJS.ErrnoException) => {
+        if (error.code !== "ENOENT") throw error;
+        await this.makeIncoming();
+        return open(temp, "wx");
+      });
+      await pipeline(body, counter, file.createWriteStream());
+      await rename(temp, target).catch(async (error: NodeJS.ErrnoException) => {
+        if (error.code !== "ENOENT") throw error;
+        await mkdir(dirname(target), { recursive: true });
+        await rename(temp, target);
+      });
     } catch (error) {
       await rm(temp, { force: true });
       throw error;
     }
     return { size: counter.bytes };
+  }
+
+  /** The scratch folder, owner-only; the root first, so that it is never created 0700. */
+  private async makeIncoming(): Promise<void> {
+    // Published files are public and keep the default modes; only the scratch folder, where
+    // unfinished files wait, is owner-only.
+    await mkdir(this.root, { recursive: true });
+    await mkdir(join(this.root, INCOMING_DIR), { recursive: true, mode: PRIVATE_DIR_MODE });
   }
 
   async *list(bucket: string, prefix: string): AsyncIterable<StoredObject> {

@@ -1,6 +1,5 @@
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import type { S3Client } from "@aws-sdk/client-s3";
 import { ByteCounter } from "./byte-counter.js";
 import {
   assertBucketName,
@@ -9,6 +8,13 @@ import {
   type PutOptions,
   type StoredObject,
 } from "./object-store.js";
+import {
+  PartBuffers,
+  SEND_BUDGET_BYTES,
+  SendBudget,
+  type UploadShared,
+  uploadObject,
+} from "./s3-uploads.js";
 
 export interface S3StoreOptions {
   readonly endpoint: string;
@@ -19,27 +25,20 @@ export interface S3StoreOptions {
   readonly listPageSize?: number;
 }
 
-/** Multipart part size: 8 MiB keeps a 1 GiB asset at 128 parts, far below S3's 10,000. */
-const PART_SIZE = 8 * 1024 * 1024;
-/** Parts in flight per upload: memory per upload is bounded by PART_SIZE × UPLOAD_QUEUE_SIZE. */
-const UPLOAD_QUEUE_SIZE = 2;
 /** DeleteObjects accepts at most 1000 keys per call. */
 const DELETE_BATCH = 1000;
+/** A key a batch delete refused is tried once more (transient per-key errors exist). */
+const DELETE_ATTEMPTS = 2;
+/** Keys named in the error of a partial delete; the rest are counted. */
+const FAILED_KEYS_SHOWN = 5;
 /** How long the health check waits for the object store. */
 const HEALTH_TIMEOUT_MS = 3000;
 
-/** The AWS SDK modules and the client built with them. */
-interface S3Connection {
-  readonly sdk: typeof import("@aws-sdk/client-s3");
-  readonly Upload: typeof import("@aws-sdk/lib-storage").Upload;
-  readonly client: S3Client;
-}
+/** The AWS SDK, the client built with it, and what the uploads of the store share. */
+type S3Connection = UploadShared;
 
 async function connect(options: S3StoreOptions): Promise<S3Connection> {
-  const [sdk, { Upload }] = await Promise.all([
-    import("@aws-sdk/client-s3"),
-    import("@aws-sdk/lib-storage"),
-  ]);
+  const sdk = await import("@aws-sdk/client-s3");
   const client = new sdk.S3Client({
     endpoint: options.endpoint,
     region: options.region,
@@ -50,7 +49,7 @@ async function connect(options: S3StoreOptions): Promise<S3Connection> {
     requestChecksumCalculation: "WHEN_REQUIRED",
     responseChecksumValidation: "WHEN_REQUIRED",
   });
-  return { sdk, Upload, client };
+  return { sdk, client, budget: new SendBudget(SEND_BUDGET_BYTES), buffers: new PartBuffers() };
 }
 
 /**
@@ -87,22 +86,13 @@ export class S3ObjectStore implements ObjectStore {
     // Its failure is awaited below; until then (the SDK may still be loading) it is not unhandled.
     feeding.catch(() => {});
     try {
-      const { Upload, client } = await this.connected();
-      const upload = new Upload({
-        client,
-        params: {
-          Bucket: bucket,
-          Key: key,
-          Body: counted,
-          ContentType: options.contentType,
-          ...(options.cacheControl === undefined ? {} : { CacheControl: options.cacheControl }),
-          ...(options.contentLength === undefined ? {} : { ContentLength: options.contentLength }),
-        },
-        partSize: PART_SIZE,
-        queueSize: UPLOAD_QUEUE_SIZE,
-        leavePartsOnError: false,
-      });
-      await upload.done();
+      const params = {
+        Bucket: bucket,
+        Key: key,
+        ContentType: options.contentType,
+        ...(options.cacheControl === undefined ? {} : { CacheControl: options.cacheControl }),
+      };
+      await uploadObject(await this.connected(), params, counted, options.contentLength);
     } catch (error) {
       counted.destroy();
       await feeding.catch(() => {});
@@ -137,24 +127,39 @@ export class S3ObjectStore implements ObjectStore {
     } while (continuationToken);
   }
 
+  /**
+   * Deletes in batches of 1000. S3 answers a batch with per-key errors rather than failing it
+   * (a bucket policy or object lock refusing some keys, an InternalError or SlowDown on others):
+   * the keys that failed are tried once more, every batch is still attempted, and what is left
+   * fails the call with each key's code, so a caller never takes a partial delete for success.
+   */
   async delete(bucket: string, keys: readonly string[]): Promise<void> {
     assertBucketName(bucket);
     const { sdk, client } = await this.connected();
-    for (let start = 0; start < keys.length; start += DELETE_BATCH) {
-      const batch = keys.slice(start, start + DELETE_BATCH);
+    const deleteBatch = async (batch: readonly string[]) => {
       const answer = await client.send(
         new sdk.DeleteObjectsCommand({
           Bucket: bucket,
           Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
         }),
       );
-      const failed = answer.Errors ?? [];
-      if (failed.length > 0) {
-        const first = failed[0];
-        throw new Error(
-          `could not delete ${failed.length} object(s), first ${first?.Key}: ${first?.Message}`,
-        );
-      }
+      return (answer.Errors ?? []).map((error) => ({
+        key: error.Key ?? "?",
+        why: `${error.Code ?? "error"}: ${error.Message ?? "no message"}`,
+      }));
+    };
+    const failed: Array<{ key: string; why: string }> = [];
+    for (let start = 0; start < keys.length; start += DELETE_BATCH) {
+      const refused = await deleteBatch(keys.slice(start, start + DELETE_BATCH));
+      if (refused.length > 0) failed.push(...(await deleteBatch(refused.map(({ key }) => key))));
+    }
+    if (failed.length > 0) {
+      const shown = failed.slice(0, FAILED_KEYS_SHOWN).map(({ key, why }) => `${key} (${why})`);
+      const more =
+        failed.length > FAILED_KEYS_SHOWN ? `, and ${failed.length - FAILED_KEYS_SHOWN} more` : "";
+      throw new Error(
+        `could not delete ${failed.length} of ${keys.length} object(s) after ${DELETE_ATTEMPTS} attempts: ${shown.join(", ")}${more}`,
+      );
     }
   }
 

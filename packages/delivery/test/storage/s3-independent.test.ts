@@ -94,4 +94,40 @@ describe.skipIf(moto === null)("the objectstore provider against moto's S3 serve
     for await (const object of store.list(BUCKET, "gone/")) listed.push(object.key);
     expect(listed).toEqual(["gone/b.bin"]);
   });
+
+  it("refuses a body that does not match its announced length: no object, no upload open", async () => {
+    const store = server.store();
+    const chunks = (sizes: number[]) => Readable.from(sizes.map((size) => Buffer.alloc(size, 1)));
+    // One part short of its length, several parts long of it, and a multipart body short.
+    const cases = [
+      {
+        key: "length/short.bin",
+        body: chunks([9]),
+        contentLength: 10,
+        why: "9 bytes instead of the announced 10",
+      },
+      {
+        key: "length/long.bin",
+        body: chunks([6 * MIB, 6 * MIB]),
+        contentLength: 11 * MIB,
+        why: `more bytes than the announced ${11 * MIB}`,
+      },
+      {
+        key: "length/multi.bin",
+        body: chunks([6 * MIB, 5 * MIB]),
+        contentLength: 12 * MIB,
+        why: `${11 * MIB} bytes instead of the announced ${12 * MIB}`,
+      },
+    ];
+    for (const { key, body, contentLength, why } of cases) {
+      await expect(
+        store.put(BUCKET, key, body, { contentType: "application/octet-stream", contentLength }),
+      ).rejects.toThrow(why);
+    }
+    const listed: string[] = [];
+    for await (const object of store.list(BUCKET, "length/")) listed.push(object.key);
+    expect(listed).toEqual([]);
+    const uploads = await client.send(new ListMultipartUploadsCommand({ Bucket: BUCKET }));
+    expect(uploads.Uploads ?? []).toEqual([]);
+  });
 });

@@ -63,7 +63,29 @@ export async function releaseAsset(
   signal?: AbortSignal,
 ): Promise<CodeHostDownload> {
   const controller = new AbortController();
-  signal?.addEventListener("abort", () => controller.abort(), { once: true });
+  // NOTE: `signal` (a release's claim) outlives its many downloads: its listener goes when this
+  // download ends, which always aborts `controller` (the stream's close, or a failure below),
+  // instead of piling up one per asset.
+  const cut = () => controller.abort();
+  signal?.addEventListener("abort", cut, { once: true });
+  controller.signal.addEventListener("abort", () => signal?.removeEventListener("abort", cut), {
+    once: true,
+  });
+  try {
+    return await openAsset(context, owner, name, assetId, controller);
+  } catch (error) {
+    controller.abort();
+    throw error;
+  }
+}
+
+async function openAsset(
+  context: DownloadContext,
+  owner: string,
+  name: string,
+  assetId: number,
+  controller: AbortController,
+): Promise<CodeHostDownload> {
   let response: Awaited<ReturnType<typeof context.octokit.request>>;
   try {
     response = await headersWithin(
