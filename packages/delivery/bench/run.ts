@@ -1,7 +1,8 @@
 /**
- * Release-publishing benchmark: `npm run bench:delivery` (after `npm run build`).
+ * Release-publishing benchmark: `npm run bench:delivery [-- --rounds N]` (after `npm run build`).
  *
- * Starts the compiled service (`bin/delivery.js serve`) as a child process on a temporary
+ * Starts the compiled service's launcher as a program (`bin/delivery.js serve`, so with its
+ * shebang's Node options, as in production) as a child process on a temporary
  * SQLite database, with `LOCAL_STORAGE_DIR` in a temporary folder and `OBJECTSTORE_*` pointing
  * at s3rver on loopback. The GitHub API stub (with its releases routes) runs in this process and
  * generates asset bytes on the fly, served through a 302 to a "signed" URL like GitHub's.
@@ -15,6 +16,12 @@
  * is installed here (no AWS CLI), so the object store's only baseline is the SDK upload. The
  * ratios are the plain copy's seconds over the service's (1.00: as fast; above: faster).
  *
+ * With `--rounds N` every phase runs N times, round after round (each round in the same order, so
+ * each phase follows the same history): the table gives the medians of the seconds, of the
+ * service's CPU seconds (user + system, which depend far less on other load than wall time) and
+ * of the ratios, each ratio taken within its round, and the highest peak RSS of any round.
+ * `DELIVERY_BENCH_NODE_OPTIONS` adds Node options to the service (`--cpu-prof --cpu-prof-dir=…`).
+ *
  * Every phase is checked: errors in the result, or a stored size that differs, fail the run.
  * Figures go to stdout as a Markdown table.
  */
@@ -23,12 +30,12 @@ import { createWriteStream, existsSync } from "node:fs";
 import { rm, stat } from "node:fs/promises";
 import { request } from "node:http";
 import { cpus } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { delimiter, dirname, join, resolve } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
-import { freePort, makeTempDir, peakRssKib, resetPeakRss } from "@rd/common/test-kit";
+import { parseArgs, promisify } from "node:util";
+import { cpuMs, freePort, makeTempDir, peakRssKib, resetPeakRss } from "@rd/common/test-kit";
 import { startGithubStub } from "../test/fixtures/github-stub.js";
 import { createReleaseStub } from "../test/releases/release-stub.js";
 import { startS3Server } from "../test/storage/s3-server.js";
@@ -113,11 +120,11 @@ async function curlCopy(
   fullName: string,
   assets: ReadonlyArray<{ readonly id: number }>,
   folder: string,
-  index: number,
+  name: string,
 ): Promise<number> {
   const targets = assets.flatMap((asset, n) => [
     "-o",
-    join(folder, `curl-${index}-${n}.bin`),
+    join(folder, `curl-${name}-${n}.bin`),
     `${stubUrl}/repos/${fullName}/releases/assets/${asset.id}`,
   ]);
   const started = performance.now();
@@ -127,11 +134,56 @@ async function curlCopy(
     { maxBuffer: 1024 * 1024 },
   );
   const seconds = (performance.now() - started) / 1000;
-  for (const [n] of assets.entries()) await rm(join(folder, `curl-${index}-${n}.bin`));
+  for (const [n] of assets.entries()) await rm(join(folder, `curl-${name}-${n}.bin`));
   return seconds;
 }
 
+/** What one run of one phase measured. */
+interface Measurement {
+  readonly seconds: number;
+  readonly cpuSeconds: number | null;
+  readonly peakKib: number | null;
+  readonly copySeconds: number;
+  readonly curlSeconds: number | null;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
+/** The table row of a phase: medians over its rounds, and the highest peak RSS. */
+function summary(phase: Phase, runs: readonly Measurement[]): string {
+  const mib = phase.assets.reduce((sum, size) => sum + size, 0) / MIB;
+  const seconds = median(runs.map((run) => run.seconds));
+  const cpu = runs.every((run) => run.cpuSeconds !== null)
+    ? median(runs.map((run) => run.cpuSeconds as number)).toFixed(2)
+    : "n/a";
+  const peaks = runs.flatMap((run) => (run.peakKib === null ? [] : [run.peakKib]));
+  const curls = runs.flatMap((run) => (run.curlSeconds === null ? [] : [run.curlSeconds]));
+  const ratio = (copy: (run: Measurement) => number) =>
+    `${median(runs.map((run) => copy(run) / run.seconds)).toFixed(2)}×`;
+  return row([
+    phase.label,
+    phase.provider,
+    seconds.toFixed(2),
+    cpu,
+    (mib / seconds).toFixed(1),
+    peaks.length === 0 ? "n/a" : (Math.max(...peaks) / 1024).toFixed(0),
+    median(runs.map((run) => run.copySeconds)).toFixed(2),
+    curls.length === 0 ? "n/a (no native S3 client)" : median(curls).toFixed(2),
+    ratio((run) => run.copySeconds),
+    curls.length === 0 ? "n/a" : ratio((run) => run.curlSeconds as number),
+  ]);
+}
+
 async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { rounds: { type: "string", default: "1" } } });
+  const rounds = Number(values.rounds);
+  if (!Number.isInteger(rounds) || rounds < 1) throw new Error("--rounds: a whole number ≥ 1");
   if (!existsSync(join(PACKAGE_DIR, "dist/cli.js"))) {
     throw new Error("the delivery service is not compiled: run `npm run build` first");
   }
@@ -143,11 +195,12 @@ async function main(): Promise<void> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
 
-  // The option the launcher's shebang and the systemd units give Node (see README, Memory).
-  const node = [process.execPath, "--max-semi-space-size=2"] as const;
-  const child = spawn(node[0], [node[1], join(PACKAGE_DIR, "bin/delivery.js"), "serve"], {
+  const nodeOptions = process.env.DELIVERY_BENCH_NODE_OPTIONS;
+  const child = spawn(join(PACKAGE_DIR, "bin/delivery.js"), ["serve"], {
     env: {
-      PATH: process.env.PATH,
+      // The launcher's `env node` finds the bench's own Node first.
+      PATH: [dirname(process.execPath), process.env.PATH].join(delimiter),
+      ...(nodeOptions && { NODE_OPTIONS: nodeOptions }),
       HOST: "127.0.0.1",
       PORT: String(port),
       DATABASE_URL: `sqlite:${join(dir.path, "delivery.db")}`,
@@ -167,95 +220,102 @@ async function main(): Promise<void> {
   const pid = child.pid;
   if (pid === undefined) throw new Error("the service did not start");
 
+  /** Publishes one phase's release through the service, then copies the same bytes plainly. */
+  const measure = async (phase: Phase, fullName: string, copyName: string) => {
+    stub.addRepository(fullName);
+    const added = await post(base, "/monitor/repositories", { repository: fullName });
+    if (added.status !== 201) {
+      throw new Error(`POST /monitor/repositories: ${JSON.stringify(added.json)}`);
+    }
+    const names = phase.assets.map((_, n) => `asset-${n}.bin`);
+    const declaration = [
+      `storage: {provider: ${phase.provider}, bucket: ${BUCKET}}`,
+      // Versioned only: each byte is written once, like the plain copy beside it.
+      "publish: {auto_latest: false}",
+      "artifacts:",
+      ...names.map((name) => `  - {source: ${name}, destination: ${name}}`),
+    ].join("\n");
+    const release = releases.addRelease(fullName, {
+      tag: "v1.0.0",
+      assets: phase.assets.map((size, n) => ({
+        name: names[n] as string,
+        content: { generated: size },
+      })),
+      files: { ".delivery.yml": declaration },
+    });
+    const totalBytes = phase.assets.reduce((sum, size) => sum + size, 0);
+
+    await resetPeakRss(pid);
+    const cpuBefore = await cpuMs(pid);
+    const started = performance.now();
+    const checked = await post(base, `/monitor/check/${fullName}`);
+    const seconds = (performance.now() - started) / 1000;
+    const cpuAfter = await cpuMs(pid);
+    const peakKib = await peakRssKib(pid);
+    const result = checked.json as { errors?: string[]; processed?: Array<{ size: number }> };
+    const stored = (result.processed ?? []).reduce((sum, file) => sum + file.size, 0);
+    if (checked.status !== 200 || (result.errors ?? []).length > 0 || stored !== totalBytes) {
+      throw new Error(
+        `${phase.label} → ${phase.provider}: ${JSON.stringify(checked.json).slice(0, 500)}`,
+      );
+    }
+
+    // The plain copy: the same bytes from the same stub (through its redirect) to the same
+    // kind of destination, without the service: a file on the same disk, or one S3 upload
+    // with the same client settings.
+    const copyStarted = performance.now();
+    for (const [n, asset] of release.assets.entries()) {
+      const answer = await fetch(`${stub.url}/repos/${fullName}/releases/assets/${asset.id}`, {
+        headers: { accept: "application/octet-stream" },
+      });
+      if (!answer.ok || !answer.body) throw new Error(`plain copy: ${answer.status}`);
+      const body = Readable.fromWeb(answer.body as never);
+      let copied: number;
+      if (phase.provider === "local") {
+        const target = join(dir.path, `${copyName}-${n}.bin`);
+        await pipeline(body, createWriteStream(target));
+        copied = (await stat(target)).size;
+        await rm(target);
+      } else {
+        const put = await copyStore.put(BUCKET, `copy/${copyName}/${n}.bin`, body, {
+          contentType: "application/octet-stream",
+        });
+        copied = put.size;
+      }
+      if (copied !== phase.assets[n]) throw new Error("plain copy: size mismatch");
+    }
+    const copySeconds = (performance.now() - copyStarted) / 1000;
+    const curlSeconds =
+      phase.provider === "local"
+        ? await curlCopy(stub.url, fullName, release.assets, dir.path, copyName)
+        : null;
+    return {
+      seconds,
+      cpuSeconds: cpuBefore === null || cpuAfter === null ? null : (cpuAfter - cpuBefore) / 1000,
+      peakKib,
+      copySeconds,
+      curlSeconds,
+    };
+  };
+
   try {
     await waitForHealth(base, child);
     const idleKib = await peakRssKib(pid);
-    const rows: string[] = [];
-    for (const [index, phase] of PHASES.entries()) {
-      const fullName = `bench/release-${index}`;
-      stub.addRepository(fullName);
-      const added = await post(base, "/monitor/repositories", { repository: fullName });
-      if (added.status !== 201)
-        throw new Error(`POST /monitor/repositories: ${JSON.stringify(added.json)}`);
-      const names = phase.assets.map((_, n) => `asset-${n}.bin`);
-      const declaration = [
-        `storage: {provider: ${phase.provider}, bucket: ${BUCKET}}`,
-        // Versioned only: each byte is written once, like the plain copy beside it.
-        "publish: {auto_latest: false}",
-        "artifacts:",
-        ...names.map((name) => `  - {source: ${name}, destination: ${name}}`),
-      ].join("\n");
-      const release = releases.addRelease(fullName, {
-        tag: "v1.0.0",
-        assets: phase.assets.map((size, n) => ({
-          name: names[n] as string,
-          content: { generated: size },
-        })),
-        files: { ".delivery.yml": declaration },
-      });
-      const totalBytes = phase.assets.reduce((sum, size) => sum + size, 0);
-
-      await resetPeakRss(pid);
-      const started = performance.now();
-      const checked = await post(base, `/monitor/check/${fullName}`);
-      const seconds = (performance.now() - started) / 1000;
-      const peakKib = await peakRssKib(pid);
-      const result = checked.json as { errors?: string[]; processed?: Array<{ size: number }> };
-      const stored = (result.processed ?? []).reduce((sum, file) => sum + file.size, 0);
-      if (checked.status !== 200 || (result.errors ?? []).length > 0 || stored !== totalBytes) {
-        throw new Error(
-          `${phase.label} → ${phase.provider}: ${JSON.stringify(checked.json).slice(0, 500)}`,
+    const runs: Measurement[][] = PHASES.map(() => []);
+    for (let round = 0; round < rounds; round++) {
+      for (const [index, phase] of PHASES.entries()) {
+        const measured = await measure(
+          phase,
+          `bench/release-${round}-${index}`,
+          `${round}-${index}`,
         );
+        runs[index]?.push(measured);
+        console.error(`round ${round + 1}/${rounds}: ${summary(phase, [measured])}`);
       }
-
-      // The plain copy: the same bytes from the same stub (through its redirect) to the same
-      // kind of destination, without the service: a file on the same disk, or one S3 upload
-      // with the same client settings.
-      const copyStarted = performance.now();
-      for (const [n, asset] of release.assets.entries()) {
-        const answer = await fetch(`${stub.url}/repos/${fullName}/releases/assets/${asset.id}`, {
-          headers: { accept: "application/octet-stream" },
-        });
-        if (!answer.ok || !answer.body) throw new Error(`plain copy: ${answer.status}`);
-        const body = Readable.fromWeb(answer.body as never);
-        let copied: number;
-        if (phase.provider === "local") {
-          const target = join(dir.path, `copy-${index}-${n}.bin`);
-          await pipeline(body, createWriteStream(target));
-          copied = (await stat(target)).size;
-        } else {
-          const put = await copyStore.put(BUCKET, `copy/${index}/${n}.bin`, body, {
-            contentType: "application/octet-stream",
-          });
-          copied = put.size;
-        }
-        if (copied !== phase.assets[n]) throw new Error("plain copy: size mismatch");
-      }
-      const copySeconds = (performance.now() - copyStarted) / 1000;
-      const curlSeconds =
-        phase.provider === "local"
-          ? await curlCopy(stub.url, fullName, release.assets, dir.path, index)
-          : null;
-
-      const mib = totalBytes / MIB;
-      rows.push(
-        row([
-          phase.label,
-          phase.provider,
-          seconds.toFixed(2),
-          (mib / seconds).toFixed(1),
-          peakKib === null ? "n/a" : (peakKib / 1024).toFixed(0),
-          copySeconds.toFixed(2),
-          curlSeconds === null ? "n/a (no native S3 client)" : curlSeconds.toFixed(2),
-          `${(copySeconds / seconds).toFixed(2)}×`,
-          curlSeconds === null ? "n/a" : `${(curlSeconds / seconds).toFixed(2)}×`,
-        ]),
-      );
-      console.error(`done: ${rows.at(-1)}`);
     }
 
     console.log(
-      `Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model.trim() ?? "unknown"}); service idle RSS ${idleKib === null ? "n/a" : `${(idleKib / 1024).toFixed(0)} MiB`}`,
+      `Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model.trim() ?? "unknown"}); service idle RSS ${idleKib === null ? "n/a" : `${(idleKib / 1024).toFixed(0)} MiB`}; ${rounds} round(s)${rounds > 1 ? ": medians, highest peak RSS" : ""}`,
     );
     console.log("");
     console.log(
@@ -263,6 +323,7 @@ async function main(): Promise<void> {
         "release",
         "provider",
         "seconds",
+        "service CPU (s)",
         "MiB/s",
         "peak RSS (MiB)",
         "Node copy (s)",
@@ -271,8 +332,10 @@ async function main(): Promise<void> {
         "vs curl",
       ]),
     );
-    console.log(row(["---", "---", "---", "---", "---", "---", "---", "---", "---"]));
-    for (const line of rows) console.log(line);
+    console.log(row(Array.from({ length: 10 }, () => "---")));
+    for (const [index, phase] of PHASES.entries()) {
+      console.log(summary(phase, runs[index] ?? []));
+    }
   } finally {
     child.kill("SIGTERM");
     await new Promise((done) => child.once("exit", done));
