@@ -9,7 +9,7 @@
 import { spawn } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
 import { existsSync } from "node:fs";
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { cpus } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -51,7 +51,7 @@ export async function startBenchRelay(options: {
   destination: Destination;
   /** More environment variables (`RELAY_DATABASE_URL` for instances sharing a database). */
   env?: Readonly<Record<string, string>>;
-  /** More Node options for the relay process (`--cpu-prof …` for a profile), by NODE_OPTIONS. */
+  /** More Node options for the relay process (`--cpu-prof …` for a profile). */
   nodeArgs?: readonly string[];
 }): Promise<BenchRelay> {
   if (!existsSync(join(PACKAGE_DIR, "dist/cli.js"))) {
@@ -79,11 +79,10 @@ export async function startBenchRelay(options: {
       default_domain_limits: { per_hour: 0, per_day: 0 },
     }),
   );
-  const child = spawn(join(PACKAGE_DIR, "bin/relay.js"), ["serve"], {
+  const launcher = await launcherCommand(options.nodeArgs ?? []);
+  const child = spawn(launcher.command, [...launcher.args, "serve"], {
     env: {
-      // The launcher's `env node` finds the bench's own Node first.
-      PATH: [dirname(process.execPath), process.env.PATH].join(delimiter),
-      ...(options.nodeArgs && { NODE_OPTIONS: options.nodeArgs.join(" ") }),
+      ...launcher.env,
       RELAY_CONFIG: configPath,
       RELAY_AUTH_TOKEN: ADMIN_TOKEN,
       ...(options.asyncMode && { RELAY_REDIS: "" }),
@@ -172,3 +171,23 @@ export const recipientOf = (index: number) => `rcpt${index}@${RECIPIENT_DOMAIN}`
 export const mib = (kib: number | null) => (kib === null ? "n/a" : (kib / 1024).toFixed(0));
 export const machine = () =>
   `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}`;
+
+/**
+ * The launcher run as a program, as in production (its shebang execs the bench's own Node, found
+ * first on PATH). With more Node options (which NODE_OPTIONS may refuse, e.g. `--cpu-prof`), Node
+ * runs it with the shebang's variables and options spelled out, then those.
+ */
+async function launcherCommand(nodeArgs: readonly string[]) {
+  const bin = join(PACKAGE_DIR, "bin/relay.js");
+  const PATH = [dirname(process.execPath), process.env.PATH].join(delimiter);
+  if (nodeArgs.length === 0) return { command: bin, args: [], env: { PATH } };
+  // `#!/usr/bin/env -S NAME=value … node --option …`
+  const words = (await readFile(bin, "utf8")).split("\n", 1)[0]?.split(/\s+/).slice(2) ?? [];
+  const nodeAt = words.indexOf("node");
+  const env = Object.fromEntries(words.slice(0, nodeAt).map((word) => word.split("=", 2)));
+  return {
+    command: process.execPath,
+    args: [...words.slice(nodeAt + 1), ...nodeArgs, bin],
+    env: { PATH, ...env },
+  };
+}
