@@ -187,6 +187,7 @@ export async function assembleRelay(opened: OpenedState): Promise<Relay> {
       ledger,
       signer: createDkimSigner({ now: () => clock.now() }),
       suppressions,
+      queue,
       quota: shared
         ? createSharedDomainQuota(shared.quota, clock)
         : createDomainQuota(createQuotaRepository(db), clock),

@@ -7,6 +7,7 @@ import type { Ledger } from "../ledger/ledger.js";
 import { NO_MESSAGE_ID } from "../ledger/ledger-events.js";
 import type { DeliveryResult } from "../outbound/outbound.js";
 import type { ClientRecord } from "../state/client-repository.js";
+import type { NewQueueEntry, QueueStore } from "../state/queue-repository.js";
 import { type SuppressionList, suppressedResult } from "../suppressions/suppression-list.js";
 import {
   composeMessage,
@@ -80,6 +81,8 @@ export interface SubmissionDeps {
   quota: DomainQuota;
   /** Recipients the sending client no longer sends to: skipped, not counted. */
   suppressions: SuppressionList;
+  /** Where a suppressed recipient is recorded, so that `GET /messages` and `GET /queue` show it. */
+  queue: Pick<QueueStore, "insert" | "markFailed">;
   /** Where accepted messages go unless a transport passes its own (see `submitRaw`). */
   dispatch: MessageDispatch;
 }
@@ -150,6 +153,10 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
         envelope.recipients,
       );
       const recipients = envelope.recipients.filter((rcpt) => !suppressed.has(rcpt));
+      await recordSuppressed(
+        { messageId, client, from: envelope.from, labels: built.labels },
+        suppressed,
+      );
       // Suppressed recipients keep their place in the answer, each with its reason.
       const answer = (sent: readonly DeliveryResult[]) => {
         let next = 0;
@@ -197,6 +204,40 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
     } catch (error) {
       if (typeof error === "object" && error !== null) refusedMessageIds.set(error, messageId);
       throw error;
+    }
+  }
+
+  /**
+   * A suppressed recipient gets a row like any other, `failed` at once with its reason and no
+   * attempt: the message's status shows every recipient it was addressed to.
+   */
+  async function recordSuppressed(
+    message: {
+      messageId: string;
+      client: ClientRecord | undefined;
+      from: string;
+      labels: NewQueueEntry["labels"];
+    },
+    suppressed: ReadonlyMap<string, string>,
+  ): Promise<void> {
+    if (suppressed.size === 0) return;
+    const now = Math.floor(deps.clock.now().getTime() / 1000);
+    const reasons = [...suppressed];
+    const pks = await deps.queue.insert(
+      reasons.map(([rcpt]) => ({
+        message_id: message.messageId,
+        client_id: message.client?.client_id ?? null,
+        envelope_from: message.from,
+        rcpt,
+        estado: "sending" as const,
+        next_attempt_at: now,
+        labels: message.labels,
+      })),
+      now,
+    );
+    for (const [index, [to, reason]] of reasons.entries()) {
+      const lastError = suppressedResult(to, reason).detail;
+      await deps.queue.markFailed(pks[index] as number, { attempts: 0, lastError, now });
     }
   }
 

@@ -96,6 +96,27 @@ describe("a recipient that failed permanently is suppressed for its client (sync
     expect(
       events.some((event) => event.rcpt === "Ana@gone.test" && event.event !== "suppressed"),
     ).toBe(false);
+
+    // The message's status shows both recipients: the suppressed one failed, never attempted.
+    const status = await relay.app.inject({
+      method: "GET",
+      url: `/messages/${encodeURIComponent(second.body.message_id)}`,
+      headers: { authorization: shop.authorization },
+    });
+    expect(status.statusCode).toBe(200);
+    const recipients = (status.json() as { recipients: Array<Record<string, unknown>> }).recipients;
+    expect(recipients).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          rcpt: "Ana@gone.test",
+          estado: "failed",
+          attempts: 0,
+          last_error: `suppressed: ${reason}`,
+        }),
+        expect.objectContaining({ rcpt: "bia@dest.test", estado: "sent", attempts: 1 }),
+      ]),
+    );
+    expect(recipients).toHaveLength(2);
   });
 
   it("answers a send whose every recipient is suppressed with 200 and nothing signed, sent or counted", async () => {
@@ -110,6 +131,13 @@ describe("a recipient that failed permanently is suppressed for its client (sync
     expect(used()).toBe(before);
     const events = relay.ledger().filter((event) => event.message_id === answer.body.message_id);
     expect(events.map((event) => event.event)).toEqual(["received", "suppressed"]);
+    const rows = await relay.relay.admin(
+      "GET",
+      `/queue?message_id=${encodeURIComponent(answer.body.message_id)}`,
+    );
+    expect(rows.json()).toMatchObject({
+      queue: [{ rcpt: "ana@gone.test", estado: "failed", attempts: 0 }],
+    });
   });
 
   it("suppresses for the sending client only: another client's send is attempted", async () => {

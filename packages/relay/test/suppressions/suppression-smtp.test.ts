@@ -82,7 +82,24 @@ describe("SMTP submission and the suppression list", () => {
       reason: "asked to stop",
       message_id: expect.stringMatching(/^<.+@shop\.test>$/),
     });
+    // Nothing queued: the recipient's only row records it as suppressed, never attempted.
     const rows = await relay.send.relay.admin("GET", "/queue?rcpt=carla");
-    expect(rows.json()).toEqual({ queue: [] });
+    expect(rows.json()).toMatchObject({
+      queue: [
+        {
+          rcpt: "carla@dest.test",
+          estado: "failed",
+          attempts: 0,
+          last_error: "suppressed: asked to stop",
+        },
+      ],
+    });
+    const messageId = suppressed.at(-1)?.message_id;
+    expect(
+      relay.send
+        .ledger()
+        .filter((event) => event.message_id === messageId)
+        .map((event) => event.event),
+    ).toEqual(["received", "suppressed"]);
   });
 });
