@@ -1,0 +1,30 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+
+/** Bytes released between two collections: about a millisecond of work per 8 MiB. */
+const COLLECT_EVERY_BYTES = 8 * 1024 * 1024;
+
+type Collect = (options: { type: "minor" }) => void;
+let collect: Collect | undefined;
+let bytesSinceCollection = 0;
+
+/**
+ * Counts bytes of short-lived buffers about to become garbage (download chunks on their way to a
+ * file or a part buffer) and collects V8's young generation every 8 MiB of them. V8 frees a dead
+ * ArrayBuffer only when a collection runs, and one runs when the young generation fills with JS
+ * objects (rare here: a 64 KiB chunk comes with a few hundred bytes of objects) or when tens of MiB of
+ * buffers piled up, often as a full collection of the whole heap: a long S3 upload peaked 20 to
+ * 30 MiB higher without this (README, Benchmarks).
+ */
+export function releasedBytes(bytes: number): void {
+  bytesSinceCollection += bytes;
+  if (bytesSinceCollection < COLLECT_EVERY_BYTES) return;
+  bytesSinceCollection = 0;
+  // NOTE: `--expose-gc` set at run time gives `gc` to contexts created afterwards only: this
+  // one, made on first need, not the service's own global scope (no library sees a `gc`).
+  if (!collect) {
+    setFlagsFromString("--expose-gc");
+    collect = runInNewContext("gc") as Collect;
+  }
+  collect({ type: "minor" });
+}
