@@ -12,8 +12,9 @@ import type { ProcessedFile, ResultPart } from "./release-result.js";
 /**
  * Binary assets of a known size up to this, and docs, are published several at once (up to
  * the policy's `transferConcurrency`): for them the round trips, not the bytes, take the time.
- * Larger assets and zips go alone, so memory stays bounded by one upload's buffers (see
- * s3-store.ts) whatever the release holds, plus at most this much per small transfer.
+ * Larger assets and zips go alone, so memory stays bounded by one upload's buffers (and on S3
+ * by the store's shared send budget, see s3-uploads.ts) whatever the release holds, plus at
+ * most this much per small transfer.
  */
 const SMALL_ASSET_BYTES = 2 * 1024 * 1024;
 
