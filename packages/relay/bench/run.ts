@@ -1,6 +1,7 @@
 /**
  * Relay against Postfix, side by side in one run: `npm run build && npm run bench:relay`
- * (`-- --no-10k` skips the 10,000-message memory phase).
+ * (`-- --no-10k` skips the 10,000-message memory phase; `-- --shared-only` runs only the single
+ * SQLite instance and the two instances on MariaDB, for their ratio, without Postfix).
  *
  * Both systems deliver to the same destination, Postfix's `smtp-sink` on loopback (the relay
  * through `mx_override`), with the same message sizes and concurrency; each relay figure is
@@ -29,6 +30,7 @@ const LARGE = { size: MIB, messages: 200, concurrency: 20 };
 /** Messages sent (and not measured) first, so the relay's code is warm. */
 const WARMUP = 100;
 const withTenThousand = !process.argv.includes("--no-10k");
+const sharedOnly = process.argv.includes("--shared-only");
 
 const rate = (value: number) => value.toFixed(0);
 const ms = (seconds: number | undefined) =>
@@ -70,11 +72,13 @@ async function main(): Promise<void> {
   let relays: BenchRelay[] = [];
   let pair: SharedPair | undefined;
   try {
-    postfix = sink && (await startPostfix(sink));
+    postfix = sink && !sharedOnly ? await startPostfix(sink) : undefined;
     const asyncRelay = await startBenchRelay({ asyncMode: true, destination });
     relays = [asyncRelay];
-    const syncRelay = await startBenchRelay({ asyncMode: false, destination });
-    relays = [asyncRelay, syncRelay];
+    const syncRelay = sharedOnly
+      ? undefined
+      : await startBenchRelay({ asyncMode: false, destination });
+    if (syncRelay) relays = [asyncRelay, syncRelay];
     pair = await startSharedPair(destination);
     await runPhases(postfix, asyncRelay, syncRelay, destination, pair);
   } finally {
@@ -104,7 +108,7 @@ let sharedRatio =
 async function runPhases(
   postfix: PostfixInstance | undefined,
   asyncRelay: BenchRelay,
-  syncRelay: BenchRelay,
+  syncRelay: BenchRelay | undefined,
   destination: Destination,
   pair: SharedPair | undefined,
 ): Promise<void> {
@@ -135,7 +139,7 @@ async function runPhases(
   };
 
   const phase = (via: RelayPhase["via"], shape: typeof SMALL): RelayPhase => ({ via, ...shape });
-  for (const relay of [asyncRelay, syncRelay]) {
+  for (const relay of syncRelay ? [asyncRelay, syncRelay] : [asyncRelay]) {
     await runRelayPhase(relay, destination, phase("http", { ...SMALL, messages: WARMUP }));
   }
   await runRelayPhase(asyncRelay, destination, phase("smtp", { ...SMALL, messages: WARMUP }));
@@ -150,6 +154,7 @@ async function runPhases(
     relayRow("relay async /send-raw, 2 instances on one MariaDB, 1 KiB", shared, small);
     sharedRatio = `two instances on one MariaDB against one SQLite instance (issue 15): accepted ${ratio(shared.acceptedPerSec, single.acceptedPerSec)}, end to end ${ratio(shared.endToEndPerSec, single.endToEndPerSec)}`;
   }
+  if (!syncRelay) return;
   relayRow(
     "relay sync /send-raw, 1 KiB",
     await runRelayPhase(syncRelay, destination, phase("http", SMALL)),

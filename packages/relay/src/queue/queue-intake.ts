@@ -1,8 +1,8 @@
 import { type Clock, type Logger, messageOf } from "@rd/common";
 import { Errors } from "../errors.js";
 import type { DeliveryResult, OutboundMessage } from "../outbound/outbound.js";
+import { createGroupCommit } from "../state/group-commit.js";
 import type { NewQueueEntry, QueueStore } from "../state/queue-repository.js";
-import { createGroupCommit } from "./group-commit.js";
 import { MAX_SPOOLED_MESSAGE_BYTES, type SpoolStore } from "./spool-store.js";
 
 /** `detail` of a queued recipient (wire contract). */

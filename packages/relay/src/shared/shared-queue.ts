@@ -1,14 +1,12 @@
 import type { Clock, Logger } from "@rd/common";
-import { type Selectable, sql } from "kysely";
+import { sql } from "kysely";
 import { QUEUE_STATES, type QueueEntry, type QueueState } from "../state/queue-entry.js";
 import { decodeLabels, encodeLabels } from "../state/queue-labels.js";
-import type { NewQueueEntry, QueueRow, QueueStore } from "../state/queue-repository.js";
-import { retryingDeadlocks, type SharedDb, type SharedSchema } from "./shared-database.js";
+import type { NewQueueEntry, QueueStore } from "../state/queue-repository.js";
+import { createSharedClaims, dueAt, queueRowOf } from "./shared-claims.js";
+import { retryingDeadlocks, type SharedDb } from "./shared-database.js";
 import { sharedDatabaseUnavailable } from "./shared-quota.js";
 import { createSyncLeases } from "./sync-leases.js";
-
-/** Due entries one read returns; a drain reads again when it has worked through them. */
-const DUE_BATCH = 500;
 
 const ENTRY_COLUMNS = [
   "pk",
@@ -28,34 +26,14 @@ function containsPattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
 }
 
-/** A `relay_queue` row as the queue's users see it (numbers from BIGINT columns, labels decoded). */
-function queueRowOf(row: Selectable<SharedSchema["relay_queue"]>): QueueRow {
-  const optional = (value: number | null) => (value === null ? null : Number(value));
-  return {
-    pk: Number(row.pk),
-    message_id: row.message_id,
-    client_id: row.client_id,
-    envelope_from: row.envelope_from,
-    rcpt: row.rcpt,
-    estado: row.estado as QueueState,
-    attempts: Number(row.attempts),
-    next_attempt_at: Number(row.next_attempt_at),
-    last_error: row.last_error,
-    created_at: Number(row.created_at),
-    spool_file: null,
-    updated_at: Number(row.updated_at),
-    finished_at: optional(row.finished_at),
-    labels: decodeLabels(row.labels),
-  };
-}
-
 /**
  * The queue of several instances in the shared database: rows as in SQLite, each message's body
  * in `relay_queue_bodies` (one per message, written in the transaction of its rows, so a 202 or
  * 250 is answered only once rows and body are committed).
  *
  * A claim takes the row with `SELECT … FOR UPDATE SKIP LOCKED` (an instance never waits for, nor
- * takes, an entry another is claiming) and marks it `sending` with a lease of `leaseSecs()`.
+ * takes, an entry another is claiming) and marks it `sending` with a lease of `leaseSecs()`;
+ * concurrent claims, and concurrent ends, share one transaction (`shared-claims.ts`).
  * An entry still `sending` past its lease (its instance was killed, or lost the database) is due
  * again for every instance: delivery is at least once, and an attempt that outlives its lease
  * may be made twice (README, "Several instances"). A synchronous delivery's rows (inserted
@@ -69,6 +47,7 @@ export function createSharedQueue(deps: {
 }): QueueStore {
   const { db, logger } = deps;
   const syncLeases = createSyncLeases(deps);
+  const claims = createSharedClaims({ ...deps, syncLeases });
   const unavailable = (error: unknown) => sharedDatabaseUnavailable(error, logger);
 
   /** Runs `work`, turning a database failure into 503 `unavailable`. */
@@ -118,37 +97,6 @@ export function createSharedQueue(deps: {
     return pks;
   }
 
-  /** Ends an entry; its body goes once no recipient of the message still needs it. */
-  async function finish(
-    pk: number,
-    change: { estado: "sent" | "failed"; attempts: number; lastError: string | null; now: number },
-  ): Promise<void> {
-    syncLeases.release(pk);
-    await retryingDeadlocks(() =>
-      db.transaction().execute(async (trx) => {
-        const row = await trx
-          .updateTable("relay_queue")
-          .set({
-            estado: change.estado,
-            attempts: change.attempts,
-            ...(change.lastError !== null && { last_error: change.lastError }),
-            updated_at: change.now,
-            finished_at: change.now,
-            lease_until: null,
-          })
-          .where("pk", "=", pk)
-          .executeTakeFirst();
-        if (Number(row.numUpdatedRows) === 0) return;
-        await sql`
-        DELETE b FROM relay_queue_bodies b JOIN relay_queue q ON q.body_id = b.id
-         WHERE q.pk = ${pk}
-           AND NOT EXISTS (SELECT 1 FROM relay_queue p
-                            WHERE p.body_id = b.id AND p.estado IN ('queued', 'sending'))
-      `.execute(trx);
-      }),
-    );
-  }
-
   return {
     async insert(entries, now) {
       const pks = await guarded(() =>
@@ -179,65 +127,22 @@ export function createSharedQueue(deps: {
         .execute();
     },
     markSent: (pk, { attempts, now }) =>
-      finish(pk, { estado: "sent", attempts, lastError: null, now }),
+      claims.finish({ pk, estado: "sent", attempts, lastError: null, now }),
     markFailed: (pk, { attempts, lastError, now }) =>
-      finish(pk, { estado: "failed", attempts, lastError, now }),
+      claims.finish({ pk, estado: "failed", attempts, lastError, now }),
     async duePks(now) {
       const rows = await db
         .selectFrom("relay_queue")
         .select("pk")
-        .where((eb) =>
-          eb.or([
-            eb.and([eb("estado", "=", "queued"), eb("next_attempt_at", "<=", now)]),
-            eb.and([eb("estado", "=", "sending"), eb("lease_until", "<", now)]),
-          ]),
-        )
+        .where(dueAt(now))
         .orderBy("created_at")
         .orderBy("pk")
-        .limit(DUE_BATCH)
+        // Every due entry, as the SQLite queue reads them: a drain reads again only when its own
+        // instance accepted more, so entries past a limit would wait for the next tick.
         .execute();
       return rows.map((row) => Number(row.pk));
     },
-    claim: (pk, now) =>
-      retryingDeadlocks(() =>
-        db.transaction().execute(async (trx) => {
-          const row = await trx
-            .selectFrom("relay_queue")
-            .selectAll()
-            .where("pk", "=", pk)
-            .where((eb) =>
-              eb.or([
-                eb.and([eb("estado", "=", "queued"), eb("next_attempt_at", "<=", now)]),
-                eb.and([eb("estado", "=", "sending"), eb("lease_until", "<", now)]),
-              ]),
-            )
-            .forUpdate()
-            .skipLocked()
-            .executeTakeFirst();
-          if (!row) return undefined;
-          await trx
-            .updateTable("relay_queue")
-            .set({ estado: "sending", updated_at: now, lease_until: now + deps.leaseSecs() })
-            .where("pk", "=", pk)
-            .execute();
-          const body =
-            row.body_id === null
-              ? undefined
-              : await trx
-                  .selectFrom("relay_queue_bodies")
-                  .select("body")
-                  .where("id", "=", row.body_id)
-                  .executeTakeFirst();
-          const claimed: QueueRow = {
-            ...queueRowOf(row),
-            estado: "sending",
-            updated_at: now,
-            finished_at: null,
-            ...(body && { body: Buffer.from(body.body) }),
-          };
-          return claimed;
-        }),
-      ),
+    claim: (pk, now) => claims.claim(pk, now),
     async reschedule(pk, { attempts, lastError, nextAttemptAt, now }) {
       await db
         .updateTable("relay_queue")

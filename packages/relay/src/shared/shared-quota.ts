@@ -27,12 +27,18 @@ export function createSharedQuotaRepository(db: SharedDb, logger: Logger): Share
   const table = "relay_quota_usage" as const;
   // Counter rows known to exist: a window's row is created once and never deleted while the
   // window runs (only earlier windows are pruned), so a charge in a known window goes straight
-  // to the locking transaction, and a new window is when earlier ones are pruned.
+  // to the counting statement, and a new window is when earlier ones are pruned.
   const known = new Set<string>();
   const rowKey = (domain: string, window: QuotaWindow) =>
     `${domain}\0${window.period}\0${window.start}`;
 
-  async function charge(domain: string, recipients: number, windows: readonly QuotaWindow[]) {
+  async function charge(
+    domain: string,
+    recipients: number,
+    windows: readonly QuotaWindow[],
+  ): Promise<QuotaWindow[] | undefined> {
+    // Nothing to count (and an UPDATE adding 0 would change no row).
+    if (recipients === 0 || windows.length === 0) return undefined;
     const fresh = windows.filter((window) => !known.has(rowKey(domain, window)));
     if (fresh.length > 0) {
       await db
@@ -46,34 +52,45 @@ export function createSharedQuotaRepository(db: SharedDb, logger: Logger): Share
       if (known.size >= KNOWN_ROWS_LIMIT) known.clear();
       for (const window of fresh) known.add(rowKey(domain, window));
     }
-    return db.transaction().execute(async (trx) => {
-      const used: number[] = [];
-      for (const window of windows) {
-        const row = await trx
-          .selectFrom(table)
-          .select("recipients")
-          .where("domain", "=", domain)
-          .where("period", "=", window.period)
-          .where("window_start", "=", window.start)
-          .forUpdate()
-          .executeTakeFirst();
-        used.push(Number(row?.recipients ?? 0));
-      }
-      const full = windows.filter(
-        (window, index) => window.limit > 0 && (used[index] ?? 0) + recipients > window.limit,
+    // One statement counts in every window's row, each under its limit, or in none: the
+    // domain's rows, which every send of the domain updates, stay locked for that statement
+    // only, not for a transaction's round trips (the acceptance rate of a busy domain).
+    const rows = windows.map((window, index) => ({ window, alias: sql.raw(`w${index}`) }));
+    const result = await sql`
+      UPDATE ${sql.join(rows.map(({ alias }) => sql`${sql.table(table)} AS ${alias}`))}
+         SET ${sql.join(rows.map(({ alias }) => sql`${alias}.recipients = ${alias}.recipients + ${recipients}`))}
+       WHERE ${sql.join(
+         rows.map(
+           ({ window, alias }) =>
+             sql`${alias}.domain = ${domain} AND ${alias}.period = ${window.period}
+                 AND ${alias}.window_start = ${window.start}
+                 AND ${window.limit > 0 ? sql`${alias}.recipients + ${recipients} <= ${window.limit}` : sql`TRUE`}`,
+         ),
+         sql` AND `,
+       )}`.execute(db);
+    if (Number(result.numAffectedRows ?? 0) === windows.length) return undefined;
+    // Refused: which windows are full, for the answer. None is when the counts went down since
+    // (a refund) or a row is missing (pruned by an instance whose clock is ahead): try again,
+    // creating the rows again.
+    const used = await db
+      .selectFrom(table)
+      .select(["period", "window_start", "recipients"])
+      .where("domain", "=", domain)
+      .where(
+        "window_start",
+        "in",
+        windows.map((window) => window.start),
+      )
+      .execute();
+    const full = windows.filter((window) => {
+      const row = used.find(
+        (r) => r.period === window.period && Number(r.window_start) === window.start,
       );
-      if (full.length > 0) return full;
-      for (const window of windows) {
-        await trx
-          .updateTable(table)
-          .set({ recipients: sql`recipients + ${recipients}` })
-          .where("domain", "=", domain)
-          .where("period", "=", window.period)
-          .where("window_start", "=", window.start)
-          .execute();
-      }
-      return undefined;
+      return window.limit > 0 && Number(row?.recipients ?? 0) + recipients > window.limit;
     });
+    if (full.length > 0) return full;
+    for (const window of windows) known.delete(rowKey(domain, window));
+    return charge(domain, recipients, windows);
   }
 
   /** Earlier windows of the domain; best effort, a later charge does it again. */

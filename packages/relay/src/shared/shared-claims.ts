@@ -1,0 +1,164 @@
+import { type ExpressionBuilder, type Selectable, sql } from "kysely";
+import { createGroupCommit } from "../state/group-commit.js";
+import type { QueueState } from "../state/queue-entry.js";
+import { decodeLabels } from "../state/queue-labels.js";
+import type { QueueRow } from "../state/queue-repository.js";
+import { retryingDeadlocks, type SharedDb, type SharedSchema } from "./shared-database.js";
+import type { SyncLeases } from "./sync-leases.js";
+
+/** A `relay_queue` row as the queue's users see it (numbers from BIGINT columns, labels decoded). */
+export function queueRowOf(row: Selectable<SharedSchema["relay_queue"]>): QueueRow {
+  const optional = (value: number | null) => (value === null ? null : Number(value));
+  return {
+    pk: Number(row.pk),
+    message_id: row.message_id,
+    client_id: row.client_id,
+    envelope_from: row.envelope_from,
+    rcpt: row.rcpt,
+    estado: row.estado as QueueState,
+    attempts: Number(row.attempts),
+    next_attempt_at: Number(row.next_attempt_at),
+    last_error: row.last_error,
+    created_at: Number(row.created_at),
+    spool_file: null,
+    updated_at: Number(row.updated_at),
+    finished_at: optional(row.finished_at),
+    labels: decodeLabels(row.labels),
+  };
+}
+
+/** Due at `now`: queued and its time has come, or `sending` past its lease. */
+export function dueAt(now: number) {
+  return (eb: ExpressionBuilder<SharedSchema, "relay_queue">) =>
+    eb.or([
+      eb.and([eb("estado", "=", "queued"), eb("next_attempt_at", "<=", now)]),
+      eb.and([eb("estado", "=", "sending"), eb("lease_until", "<", now)]),
+    ]);
+}
+
+export interface Finish {
+  pk: number;
+  estado: "sent" | "failed";
+  attempts: number;
+  lastError: string | null;
+  now: number;
+}
+
+export interface SharedClaims {
+  claim(pk: number, now: number): Promise<QueueRow | undefined>;
+  /** Ends an entry; its body goes once no recipient of the message still needs it. */
+  finish(change: Finish): Promise<void>;
+}
+
+/**
+ * Claims and ends of queue entries, each a group commit: the worker's concurrent calls share one
+ * transaction (one round trip per statement and one redo-log flush for the batch, not per
+ * entry). A claim batch locks its due rows with `SELECT … FOR UPDATE SKIP LOCKED`, so an entry
+ * another instance holds is skipped, never waited for nor taken twice; each caller resolves only
+ * once the transaction that carried its entry committed.
+ */
+export function createSharedClaims(deps: {
+  db: SharedDb;
+  leaseSecs: () => number;
+  syncLeases: SyncLeases;
+}): SharedClaims {
+  const { db } = deps;
+
+  const claim = createGroupCommit(async (items: Array<{ pk: number; now: number }>) => {
+    // One clock for the batch: the earliest, so no entry is taken before it is due.
+    const now = Math.min(...items.map((item) => item.now));
+    const claimed = await retryingDeadlocks(() =>
+      db.transaction().execute(async (trx) => {
+        const rows = await trx
+          .selectFrom("relay_queue")
+          .selectAll()
+          .where("pk", "in", [...new Set(items.map((item) => item.pk))])
+          .where(dueAt(now))
+          .forUpdate()
+          .skipLocked()
+          .execute();
+        if (rows.length === 0) return new Map<number, QueueRow>();
+        await trx
+          .updateTable("relay_queue")
+          .set({ estado: "sending", updated_at: now, lease_until: now + deps.leaseSecs() })
+          .where(
+            "pk",
+            "in",
+            rows.map((row) => row.pk),
+          )
+          .execute();
+        const bodyIds = [...new Set(rows.flatMap((row) => row.body_id ?? []))];
+        const bodies =
+          bodyIds.length === 0
+            ? []
+            : await trx
+                .selectFrom("relay_queue_bodies")
+                .select(["id", "body"])
+                .where("id", "in", bodyIds)
+                .execute();
+        const bodyOf = new Map(bodies.map((body) => [Number(body.id), Buffer.from(body.body)]));
+        return new Map(
+          rows.map((row): [number, QueueRow] => {
+            const body = row.body_id === null ? undefined : bodyOf.get(Number(row.body_id));
+            const entry = { ...queueRowOf(row), estado: "sending" as const, updated_at: now };
+            return [Number(row.pk), { ...entry, finished_at: null, ...(body && { body }) }];
+          }),
+        );
+      }),
+    );
+    // A pk asked twice in one batch is given once.
+    return items.map((item) => {
+      const row = claimed.get(item.pk);
+      claimed.delete(item.pk);
+      return row;
+    });
+  });
+
+  const finish = createGroupCommit(async (items: Finish[]) => {
+    // Entries ended alike (the usual case: sent at the first attempt) share one UPDATE.
+    const alike = new Map<string, Finish[]>();
+    for (const item of items) {
+      const key = JSON.stringify([item.estado, item.attempts, item.lastError, item.now]);
+      alike.set(key, [...(alike.get(key) ?? []), item]);
+    }
+    const pks = items.map((item) => item.pk).sort((a, b) => a - b);
+    await retryingDeadlocks(() =>
+      db.transaction().execute(async (trx) => {
+        for (const group of alike.values()) {
+          const [{ estado, attempts, lastError, now }] = group as [Finish, ...Finish[]];
+          await trx
+            .updateTable("relay_queue")
+            .set({
+              estado,
+              attempts,
+              ...(lastError !== null && { last_error: lastError }),
+              updated_at: now,
+              finished_at: now,
+              lease_until: null,
+            })
+            .where(
+              "pk",
+              "in",
+              group.map((item) => item.pk),
+            )
+            .execute();
+        }
+        await sql`
+          DELETE b FROM relay_queue_bodies b JOIN relay_queue q ON q.body_id = b.id
+           WHERE q.pk IN (${sql.join(pks)})
+             AND NOT EXISTS (SELECT 1 FROM relay_queue p
+                              WHERE p.body_id = b.id AND p.estado IN ('queued', 'sending'))
+        `.execute(trx);
+      }),
+    );
+    return items.map(() => undefined);
+  });
+
+  return {
+    claim: (pk, now) => claim({ pk, now }),
+    finish(change) {
+      deps.syncLeases.release(change.pk);
+      return finish(change);
+    },
+  };
+}
