@@ -43,7 +43,11 @@ for (const dialect of DIALECTS) {
         assets: [{ name: "tool.bin", content: Buffer.from("slow bytes") }],
         files: { ".delivery.yml": DECLARATION },
       });
-      releases.state.holdNextDownloadUntil = sleep(HOLD_MS);
+      // The hold starts when the stub awaits it, after the download's first byte, so inside the
+      // publication: started before the request, what precedes the claim (slow on a loaded
+      // machine) would eat into it.
+      const held: PromiseLike<void> = { then: (done) => sleep(HOLD_MS).then(done) };
+      releases.state.holdNextDownloadUntil = held as Promise<void>;
 
       const before = performance.now();
       const checked = await t.app.inject({
