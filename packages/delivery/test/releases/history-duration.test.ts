@@ -46,6 +46,7 @@ for (const dialect of DIALECTS) {
       // The hold starts when the stub awaits it, after the download's first byte, so inside the
       // publication: started before the request, what precedes the claim (slow on a loaded
       // machine) would eat into it.
+      // biome-ignore lint/suspicious/noThenProperty: a thenable on purpose, its wait starts when awaited
       const held: PromiseLike<void> = { then: (done) => sleep(HOLD_MS).then(done) };
       releases.state.holdNextDownloadUntil = held as Promise<void>;
 
