@@ -20,14 +20,15 @@
  * each phase follows the same history): the table gives the medians of the seconds, of the
  * service's CPU seconds (user + system, which depend far less on other load than wall time) and
  * of the ratios, each ratio taken within its round, and the highest peak RSS of any round.
- * `DELIVERY_BENCH_NODE_OPTIONS` adds Node options to the service (`--cpu-prof --cpu-prof-dir=…`).
+ * `DELIVERY_BENCH_NODE_OPTIONS` adds Node options to the service (`--cpu-prof --cpu-prof-dir=…`,
+ * which NODE_OPTIONS refuses: Node then runs the launcher with its shebang's options spelled out).
  *
  * Every phase is checked: errors in the result, or a stored size that differs, fail the run.
  * Figures go to stdout as a Markdown table.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { createWriteStream, existsSync } from "node:fs";
-import { rm, stat } from "node:fs/promises";
+import { readFile, rm, stat } from "node:fs/promises";
 import { request } from "node:http";
 import { cpus } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
@@ -138,6 +139,26 @@ async function curlCopy(
   return seconds;
 }
 
+/**
+ * The launcher run as a program, as in production (its shebang execs the bench's own Node, found
+ * first on PATH). With more Node options (which NODE_OPTIONS may refuse, e.g. `--cpu-prof`), Node
+ * runs it with the shebang's variables and options spelled out, then those.
+ */
+async function launcherCommand(nodeArgs: readonly string[]) {
+  const bin = join(PACKAGE_DIR, "bin/delivery.js");
+  const PATH = [dirname(process.execPath), process.env.PATH].join(delimiter);
+  if (nodeArgs.length === 0) return { command: bin, args: [], env: { PATH } };
+  // `#!/usr/bin/env -S NAME=value … node --option …`
+  const words = (await readFile(bin, "utf8")).split("\n", 1)[0]?.split(/\s+/).slice(2) ?? [];
+  const nodeAt = words.indexOf("node");
+  const env = Object.fromEntries(words.slice(0, nodeAt).map((word) => word.split("=", 2)));
+  return {
+    command: process.execPath,
+    args: [...words.slice(nodeAt + 1), ...nodeArgs, bin],
+    env: { PATH, ...env },
+  };
+}
+
 /** What one run of one phase measured. */
 interface Measurement {
   readonly seconds: number;
@@ -195,12 +216,12 @@ async function main(): Promise<void> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
 
-  const nodeOptions = process.env.DELIVERY_BENCH_NODE_OPTIONS;
-  const child = spawn(join(PACKAGE_DIR, "bin/delivery.js"), ["serve"], {
+  const launcher = await launcherCommand(
+    (process.env.DELIVERY_BENCH_NODE_OPTIONS ?? "").split(" ").filter(Boolean),
+  );
+  const child = spawn(launcher.command, [...launcher.args, "serve"], {
     env: {
-      // The launcher's `env node` finds the bench's own Node first.
-      PATH: [dirname(process.execPath), process.env.PATH].join(delimiter),
-      ...(nodeOptions && { NODE_OPTIONS: nodeOptions }),
+      ...launcher.env,
       HOST: "127.0.0.1",
       PORT: String(port),
       DATABASE_URL: `sqlite:${join(dir.path, "delivery.db")}`,
