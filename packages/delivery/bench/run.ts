@@ -28,15 +28,22 @@
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { createWriteStream, existsSync } from "node:fs";
-import { readFile, rm, stat } from "node:fs/promises";
+import { rm, stat } from "node:fs/promises";
 import { request } from "node:http";
 import { cpus } from "node:os";
-import { delimiter, dirname, join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { fileURLToPath } from "node:url";
 import { parseArgs, promisify } from "node:util";
-import { cpuMs, freePort, makeTempDir, peakRssKib, resetPeakRss } from "@rd/common/test-kit";
+import {
+  cpuMs,
+  freePort,
+  launcherCommand,
+  makeTempDir,
+  peakRssKib,
+  resetPeakRss,
+} from "@rd/common/test-kit";
 import { startGithubStub } from "../test/fixtures/github-stub.js";
 import { createReleaseStub } from "../test/releases/release-stub.js";
 import { startS3Server } from "../test/storage/s3-server.js";
@@ -139,26 +146,6 @@ async function curlCopy(
   return seconds;
 }
 
-/**
- * The launcher run as a program, as in production (its shebang execs the bench's own Node, found
- * first on PATH). With more Node options (which NODE_OPTIONS may refuse, e.g. `--cpu-prof`), Node
- * runs it with the shebang's variables and options spelled out, then those.
- */
-async function launcherCommand(nodeArgs: readonly string[]) {
-  const bin = join(PACKAGE_DIR, "bin/delivery.js");
-  const PATH = [dirname(process.execPath), process.env.PATH].join(delimiter);
-  if (nodeArgs.length === 0) return { command: bin, args: [], env: { PATH } };
-  // `#!/usr/bin/env -S NAME=value … node --option …`
-  const words = (await readFile(bin, "utf8")).split("\n", 1)[0]?.split(/\s+/).slice(2) ?? [];
-  const nodeAt = words.indexOf("node");
-  const env = Object.fromEntries(words.slice(0, nodeAt).map((word) => word.split("=", 2)));
-  return {
-    command: process.execPath,
-    args: [...words.slice(nodeAt + 1), ...nodeArgs, bin],
-    env: { PATH, ...env },
-  };
-}
-
 /** What one run of one phase measured. */
 interface Measurement {
   readonly seconds: number;
@@ -217,6 +204,8 @@ async function main(): Promise<void> {
   const base = `http://127.0.0.1:${port}`;
 
   const launcher = await launcherCommand(
+    join(PACKAGE_DIR, "bin/delivery.js"),
+
     (process.env.DELIVERY_BENCH_NODE_OPTIONS ?? "").split(" ").filter(Boolean),
   );
   const child = spawn(launcher.command, [...launcher.args, "serve"], {

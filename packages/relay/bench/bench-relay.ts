@@ -8,13 +8,13 @@
  */
 import { spawn } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
-import { existsSync } from "node:fs";
-import { readFile, writeFile } from "node:fs/promises";
+import { appendFileSync, existsSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
 import { cpus } from "node:os";
-import { delimiter, dirname, join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { freePort, makeTempDir } from "@rd/common/test-kit";
+import { freePort, launcherCommand, makeTempDir } from "@rd/common/test-kit";
 import { waitUntil } from "./postfix-anchor.js";
 
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -79,7 +79,7 @@ export async function startBenchRelay(options: {
       default_domain_limits: { per_hour: 0, per_day: 0 },
     }),
   );
-  const launcher = await launcherCommand(options.nodeArgs ?? []);
+  const launcher = await launcherCommand(join(PACKAGE_DIR, "bin/relay.js"), options.nodeArgs ?? []);
   const child = spawn(launcher.command, [...launcher.args, "serve"], {
     env: {
       ...launcher.env,
@@ -94,6 +94,8 @@ export async function startBenchRelay(options: {
   });
   const deliveredAt = new Map<string, number>();
   createInterface({ input: child.stdout }).on("line", (line) => {
+    if (options.env && /deferred|"WARN"|"ERROR"|failed|queue tick|lane|recovered/.test(line))
+      appendFileSync("/tmp/relay-lines.log", `${line}\n`);
     if (!line.includes('\\"event\\":\\"delivered\\"')) return;
     const outer = JSON.parse(line) as { timestamp: string; fields: { ledger: string } };
     const event = JSON.parse(outer.fields.ledger) as { message_id: string };
@@ -171,23 +173,3 @@ export const recipientOf = (index: number) => `rcpt${index}@${RECIPIENT_DOMAIN}`
 export const mib = (kib: number | null) => (kib === null ? "n/a" : (kib / 1024).toFixed(0));
 export const machine = () =>
   `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}`;
-
-/**
- * The launcher run as a program, as in production (its shebang execs the bench's own Node, found
- * first on PATH). With more Node options (which NODE_OPTIONS may refuse, e.g. `--cpu-prof`), Node
- * runs it with the shebang's variables and options spelled out, then those.
- */
-async function launcherCommand(nodeArgs: readonly string[]) {
-  const bin = join(PACKAGE_DIR, "bin/relay.js");
-  const PATH = [dirname(process.execPath), process.env.PATH].join(delimiter);
-  if (nodeArgs.length === 0) return { command: bin, args: [], env: { PATH } };
-  // `#!/usr/bin/env -S NAME=value … node --option …`
-  const words = (await readFile(bin, "utf8")).split("\n", 1)[0]?.split(/\s+/).slice(2) ?? [];
-  const nodeAt = words.indexOf("node");
-  const env = Object.fromEntries(words.slice(0, nodeAt).map((word) => word.split("=", 2)));
-  return {
-    command: process.execPath,
-    args: [...words.slice(nodeAt + 1), ...nodeArgs, bin],
-    env: { PATH, ...env },
-  };
-}
