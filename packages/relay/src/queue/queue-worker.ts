@@ -211,6 +211,8 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
     next: number;
     /** Entries became due since `due` was read. */
     stale: boolean;
+    /** Reads of the due list started; only the latest one's answer is kept. */
+    reads: number;
     /** Entries this drain rescheduled: they wait for a later drain, even when due at once. */
     readonly rescheduled: Set<number>;
     readonly lanes: Set<Promise<void>>;
@@ -223,7 +225,12 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
   async function nextPk(run: Drain): Promise<number | undefined> {
     if (run.next >= run.due.length && run.continuous && run.stale) {
       run.stale = false;
-      run.due = await dueFor(run);
+      const read = ++run.reads;
+      const due = await dueFor(run);
+      // Two lanes may read at once (entries came in during a read); a shared database can answer
+      // the older read last, whose list lacks the newest entries: they would wait for a tick.
+      if (read !== run.reads) return run.due[run.next++];
+      run.due = due;
       run.next = 0;
       // Lanes that ran out earlier have exited: the new entries may use them again.
       queueMicrotask(() => widen(run));
@@ -279,6 +286,7 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
       due: await queue.duePks(nowSecs()),
       next: 0,
       stale: false,
+      reads: 0,
       rescheduled: new Set(),
       lanes: new Set(),
     };

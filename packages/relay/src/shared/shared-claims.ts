@@ -28,6 +28,13 @@ export function queueRowOf(row: Selectable<SharedSchema["relay_queue"]>): QueueR
 }
 
 /** Due at `now`: queued and its time has come, or `sending` past its lease. */
+function isDue(row: Selectable<SharedSchema["relay_queue"]>, now: number): boolean {
+  return row.estado === "queued"
+    ? Number(row.next_attempt_at) <= now
+    : row.estado === "sending" && row.lease_until !== null && Number(row.lease_until) < now;
+}
+
+/** `isDue` as a condition of a query. */
 export function dueAt(now: number) {
   return (eb: ExpressionBuilder<SharedSchema, "relay_queue">) =>
     eb.or([
@@ -65,18 +72,24 @@ export function createSharedClaims(deps: {
   const { db } = deps;
 
   const claim = createGroupCommit(async (items: Array<{ pk: number; now: number }>) => {
-    // One clock for the batch: the earliest, so no entry is taken before it is due.
-    const now = Math.min(...items.map((item) => item.now));
+    // One clock for the batch: the latest. Every pk asked for came from a due list read
+    // before its own claim; an earlier clock could find an entry accepted since not yet due,
+    // and the locking read would still hold it (REPEATABLE READ), so that the other instances
+    // skip it too and it waits for the next tick.
+    const now = Math.max(...items.map((item) => item.now));
     const claimed = await retryingDeadlocks(() =>
       db.transaction().execute(async (trx) => {
-        const rows = await trx
+        // By primary key alone, the due rule checked here: with it in the WHERE, the optimizer
+        // may scan the due index instead, and REPEATABLE READ keeps a lock on every row scanned,
+        // so the other instances would skip entries nobody takes (they wait for a tick).
+        const locked = await trx
           .selectFrom("relay_queue")
           .selectAll()
           .where("pk", "in", [...new Set(items.map((item) => item.pk))])
-          .where(dueAt(now))
           .forUpdate()
           .skipLocked()
           .execute();
+        const rows = locked.filter((row) => isDue(row, now));
         if (rows.length === 0) return new Map<number, QueueRow>();
         await trx
           .updateTable("relay_queue")
@@ -143,11 +156,22 @@ export function createSharedClaims(deps: {
             )
             .execute();
         }
+        // The bodies by their ids, so the locking reads of the delete touch only the rows of
+        // these messages: a lock on another message's row would make every claim skip it.
+        const owners = await trx
+          .selectFrom("relay_queue")
+          .select("body_id")
+          .where("pk", "in", pks)
+          .where("body_id", "is not", null)
+          .execute();
+        const bodyIds = [...new Set(owners.map((row) => Number(row.body_id)))];
+        if (bodyIds.length === 0) return;
         await sql`
-          DELETE b FROM relay_queue_bodies b JOIN relay_queue q ON q.body_id = b.id
-           WHERE q.pk IN (${sql.join(pks)})
+          DELETE FROM relay_queue_bodies
+           WHERE id IN (${sql.join(bodyIds)})
              AND NOT EXISTS (SELECT 1 FROM relay_queue p
-                              WHERE p.body_id = b.id AND p.estado IN ('queued', 'sending'))
+                              WHERE p.body_id = relay_queue_bodies.id
+                                AND p.estado IN ('queued', 'sending'))
         `.execute(trx);
       }),
     );
