@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { S3Client } from "@aws-sdk/client-s3";
 import { freePort } from "@rd/common/test-kit";
 import { S3ObjectStore } from "../../src/storage/s3-store.js";
 
@@ -11,6 +12,8 @@ export interface MotoServer {
   readonly endpoint: string;
   /** A store configured the way `main.ts` configures one from `OBJECTSTORE_*`. */
   store(options?: { listPageSize?: number }): S3ObjectStore;
+  /** A plain SDK client of the server, for what a test sets up or checks beside the store. */
+  client(): S3Client;
   close(): Promise<void>;
 }
 
@@ -51,6 +54,7 @@ export async function startMotoServer(): Promise<MotoServer | null> {
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   const stores: S3ObjectStore[] = [];
+  const clients: S3Client[] = [];
   return {
     endpoint,
     store(options = {}) {
@@ -63,8 +67,19 @@ export async function startMotoServer(): Promise<MotoServer | null> {
       stores.push(store);
       return store;
     },
+    client() {
+      const client = new S3Client({
+        endpoint,
+        region: "us-east-1",
+        credentials: MOTO_CREDENTIALS,
+        forcePathStyle: true,
+      });
+      clients.push(client);
+      return client;
+    },
     async close() {
       for (const store of stores) store.close();
+      for (const client of clients) client.destroy();
       await stop(child);
     },
   };

@@ -3,13 +3,13 @@ import {
   CreateBucketCommand,
   DeleteBucketPolicyCommand,
   PutBucketPolicyCommand,
-  S3Client,
+  type S3Client,
 } from "@aws-sdk/client-s3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ReleaseProcessor } from "../../src/releases/release-processor.js";
 import type { S3ObjectStore } from "../../src/storage/s3-store.js";
 import { createProcessingHarness, type ProcessingHarness } from "../releases/processing-harness.js";
-import { MOTO_CREDENTIALS, type MotoServer, startMotoServer } from "./moto-server.js";
+import { type MotoServer, startMotoServer } from "./moto-server.js";
 
 // Batch deletes that S3 answers with per-key errors: moto applies a bucket policy key by key in
 // DeleteObjects (as S3 does), so a policy denying s3:DeleteObject under one prefix makes a real
@@ -40,12 +40,7 @@ describe.skipIf(moto === null)("batch deletes partly refused by moto's S3 server
   let h: ProcessingHarness;
 
   beforeAll(async () => {
-    client = new S3Client({
-      endpoint: server.endpoint,
-      region: "us-east-1",
-      credentials: MOTO_CREDENTIALS,
-      forcePathStyle: true,
-    });
+    client = server.client();
     await client.send(new CreateBucketCommand({ Bucket: BUCKET }));
     store = server.store();
     h = await createProcessingHarness();
@@ -55,7 +50,6 @@ describe.skipIf(moto === null)("batch deletes partly refused by moto's S3 server
   });
   afterAll(async () => {
     await h?.close();
-    client?.destroy();
     await server.close();
   });
 

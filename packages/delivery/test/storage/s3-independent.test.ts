@@ -3,10 +3,10 @@ import {
   CreateBucketCommand,
   ListMultipartUploadsCommand,
   ListObjectsV2Command,
-  S3Client,
+  type S3Client,
 } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MOTO_CREDENTIALS, type MotoServer, startMotoServer } from "./moto-server.js";
+import { type MotoServer, startMotoServer } from "./moto-server.js";
 
 const moto = await startMotoServer();
 const BUCKET = "independent";
@@ -17,16 +17,10 @@ describe.skipIf(moto === null)("the objectstore provider against moto's S3 serve
   let client: S3Client;
 
   beforeAll(async () => {
-    client = new S3Client({
-      endpoint: server.endpoint,
-      region: "us-east-1",
-      credentials: MOTO_CREDENTIALS,
-      forcePathStyle: true,
-    });
+    client = server.client();
     await client.send(new CreateBucketCommand({ Bucket: BUCKET }));
   });
   afterAll(async () => {
-    client?.destroy();
     await server.close();
   });
 
