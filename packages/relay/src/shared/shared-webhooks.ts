@@ -88,6 +88,12 @@ export function createSharedWebhooks(db: SharedDb, logger: Logger): WebhookStore
         return Number(row.count);
       });
     },
+    async subscribed(eventType) {
+      const { rows } = await sql<{ found: number }>`
+        SELECT 1 AS found FROM relay_webhook_endpoints
+         WHERE JSON_CONTAINS(events, JSON_QUOTE(${eventType})) LIMIT 1`.execute(db);
+      return rows.length > 0;
+    },
     async enqueue(event) {
       // NOTE: `events` is a JSON array in a text column; JSON_CONTAINS finds the subscribers
       // inside the database, in the insert's own statement. IGNORE: a journal row forwarded

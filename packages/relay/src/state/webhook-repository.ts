@@ -66,6 +66,11 @@ export interface WebhookStore {
   /** Events of the endpoint still in the outbox. */
   pendingCount(endpointId: string): Maybe<number>;
   /**
+   * Whether any endpoint takes events of this type: when none does, an event needs no body (nor
+   * the queue rows its body reads).
+   */
+  subscribed(eventType: string): Maybe<boolean>;
+  /**
    * Writes one outbox row per endpoint subscribed to the event's type; returns how many. An
    * event already in an endpoint's outbox (same `event_id`) is not written twice.
    */
@@ -97,6 +102,7 @@ export const ATTEMPTS_KEPT = 20;
 
 /** The SQLite store: synchronous, so `Ledger.emit` writes the outbox itself. */
 export interface WebhookRepository extends WebhookStore {
+  subscribed(eventType: string): boolean;
   enqueue(event: NewWebhookEvent): number;
 }
 
@@ -125,6 +131,12 @@ export function createWebhookRepository(db: Database): WebhookRepository {
        FROM webhook_endpoints e
       WHERE EXISTS (SELECT 1 FROM json_each(e.events) WHERE value = :event_type)`,
   );
+  const selectSubscribed = db
+    .prepare<[string], number>(
+      `SELECT EXISTS (SELECT 1 FROM webhook_endpoints e
+                       WHERE EXISTS (SELECT 1 FROM json_each(e.events) WHERE value = ?))`,
+    )
+    .pluck();
   const selectDue = db.prepare<[string, number, number, number], WebhookOutboxRow>(
     `SELECT pk, endpoint_id, event_id, event_type, body, attempts, expires_at
        FROM webhook_outbox
@@ -186,6 +198,9 @@ export function createWebhookRepository(db: Database): WebhookRepository {
     },
     pendingCount(endpointId) {
       return countPending.get(endpointId) ?? 0;
+    },
+    subscribed(eventType) {
+      return selectSubscribed.get(eventType) === 1;
     },
     enqueue(event) {
       return insertEvent.run(event).changes;

@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
 import type { LedgerEvent } from "../ledger/ledger-events.js";
 import { NO_MESSAGE_ID } from "../ledger/ledger-events.js";
+import type { NewWebhookEvent } from "../state/webhook-repository.js";
+import { WEBHOOK_GIVE_UP_AFTER_MS } from "./webhook-retry.js";
 
 /** The ledger events an endpoint can subscribe to: one per recipient outcome (and refusals). */
 export const WEBHOOK_EVENT_TYPES = [
@@ -65,6 +67,22 @@ export function webhookBody(
     metadata: metadata ?? owner?.labels.metadata ?? {},
     ...details,
   });
+}
+
+/** The outbox rows' content for one event emitted at `at` (epoch ms), tried until 24 h later. */
+export function outboxEvent(
+  event: LabelledEvent,
+  owner: MessageOwner | undefined,
+  id: string,
+  at: number,
+): NewWebhookEvent {
+  return {
+    event_id: id,
+    event_type: event.event,
+    body: webhookBody(event, owner, new Date(at), id),
+    now: at,
+    expires_at: at + WEBHOOK_GIVE_UP_AFTER_MS,
+  };
 }
 
 /** A new event's `id`: the receivers' deduplication key. */

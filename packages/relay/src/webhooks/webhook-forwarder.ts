@@ -1,8 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Logger } from "@rd/common";
 import type { WebhookJournal, WebhookStore } from "../state/webhook-repository.js";
-import { type LabelledEvent, type MessageOwner, webhookBody } from "./webhook-events.js";
-import { WEBHOOK_GIVE_UP_AFTER_MS } from "./webhook-retry.js";
+import { type LabelledEvent, type MessageOwner, outboxEvent } from "./webhook-events.js";
 
 /** Journal rows one read takes. */
 const BATCH = 100;
@@ -16,7 +15,7 @@ export interface WebhookForwarder {
 
 /**
  * Moves journaled events (local SQLite) to the shared outbox, oldest first, with the message's
- * client and labels read from the shared queue. A journal row goes only once its outbox rows are
+ * client and labels read from the shared queue (an event no endpoint takes is only dropped). A journal row goes only once its outbox rows are
  * committed; a crash in between forwards it again, which the outbox ignores (same `event_id`).
  */
 export function createWebhookForwarder(deps: {
@@ -42,14 +41,10 @@ export function createWebhookForwarder(deps: {
       for (const row of journal.pending(BATCH)) {
         if (stopped) return;
         const event = JSON.parse(row.event) as LabelledEvent;
-        const owner = await deps.ownerOf(event.message_id);
-        await store.enqueue({
-          event_id: row.event_id,
-          event_type: event.event,
-          body: webhookBody(event, owner, new Date(row.at), row.event_id),
-          now: row.at,
-          expires_at: row.at + WEBHOOK_GIVE_UP_AFTER_MS,
-        });
+        if (await store.subscribed(event.event)) {
+          const owner = await deps.ownerOf(event.message_id);
+          await store.enqueue(outboxEvent(event, owner, row.event_id, row.at));
+        }
         journal.remove(row.pk);
         again = true;
       }

@@ -10,11 +10,10 @@ import {
   type LabelledEvent,
   type MessageOwner,
   newEventId,
-  webhookBody,
+  outboxEvent,
 } from "./webhook-events.js";
 import { createWebhookForwarder } from "./webhook-forwarder.js";
 import { withWebhookOutbox } from "./webhook-outbox.js";
-import { WEBHOOK_GIVE_UP_AFTER_MS } from "./webhook-retry.js";
 import { createWebhookService, type WebhookService } from "./webhook-service.js";
 
 /** The delivery-event webhooks as the composition root wires them. */
@@ -62,14 +61,11 @@ export function createWebhooks(deps: {
           forwarder?.wake();
         }
       : (event: LabelledEvent, at: Date) => {
-          const id = newEventId();
-          const written = outbox.store.enqueue({
-            event_id: id,
-            event_type: event.event,
-            body: webhookBody(event, outbox.ownerOf(event.message_id), at, id),
-            now: at.getTime(),
-            expires_at: at.getTime() + WEBHOOK_GIVE_UP_AFTER_MS,
-          });
+          if (!outbox.store.subscribed(event.event)) return;
+          const owner = outbox.ownerOf(event.message_id);
+          const written = outbox.store.enqueue(
+            outboxEvent(event, owner, newEventId(), at.getTime()),
+          );
           if (written > 0) dispatcher.wake();
         };
   return {
