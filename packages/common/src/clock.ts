@@ -7,6 +7,11 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
+/** The clock's time in whole epoch seconds (rounded down): how stored rows keep times. */
+export function epochSeconds(clock: Pick<Clock, "now">): number {
+  return Math.floor(clock.now().getTime() / 1000);
+}
+
 export const systemClock: Clock = {
   now: () => new Date(),
   async sleep(ms, signal) {

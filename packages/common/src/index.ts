@@ -1,5 +1,5 @@
 export { type AccessLogReply, type AccessLogRequest, accessLogHook } from "./access-log.js";
-export { type Clock, systemClock } from "./clock.js";
+export { type Clock, epochSeconds, systemClock } from "./clock.js";
 export {
   type CommandLine,
   type CommandSpec,

@@ -1,6 +1,6 @@
 import { createHash, type Hash } from "node:crypto";
 import { pipeline, Transform } from "node:stream";
-import { type Clock, type Logger, messageOf } from "@rd/common";
+import { type Clock, epochSeconds, type Logger, messageOf } from "@rd/common";
 import type { FastifyReply, FastifyRequest, RequestPayload } from "fastify";
 import { Errors } from "../errors.js";
 import type { IdempotencyStore } from "../state/idempotency-repository.js";
@@ -87,7 +87,7 @@ export function createIdempotency(deps: {
     const { key } = held;
     const fingerprint = held.digest.digest("hex");
     const scope = request.client?.client_id ?? "";
-    const now = Math.floor(deps.clock.now().getTime() / 1000);
+    const now = epochSeconds(deps.clock);
     prune(now);
     const record = await store.claim({
       scope,

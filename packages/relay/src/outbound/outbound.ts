@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import { type Clock, systemClock } from "@rd/common";
+import { type Clock, epochSeconds, systemClock } from "@rd/common";
 import { type Static, Type } from "@sinclair/typebox";
 import type { DnsResolver } from "../dns/dns-resolver.js";
 import type { MessageLabels } from "../state/queue-labels.js";
@@ -153,7 +153,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
     return settings.domains[domain]?.require_tls ?? settings.require_tls;
   };
 
-  const nowSecs = () => Math.floor(clock.now().getTime() / 1000);
+  const nowSecs = () => epochSeconds(clock);
 
   return {
     attempt,

@@ -1,4 +1,4 @@
-import { type Clock, type Logger, messageOf } from "@rd/common";
+import { type Clock, epochSeconds, type Logger, messageOf } from "@rd/common";
 import { Errors } from "../errors.js";
 import type { DeliveryResult, OutboundMessage } from "../outbound/outbound.js";
 import { createGroupCommit } from "../state/group-commit.js";
@@ -61,7 +61,7 @@ export function createQueueIntake(deps: {
     } catch (error) {
       throw unavailable(error);
     }
-    const now = Math.floor(deps.clock.now().getTime() / 1000);
+    const now = epochSeconds(deps.clock);
     const entries = message.recipients.map((rcpt, index) => ({
       message_id: message.messageId,
       client_id: message.clientId ?? null,

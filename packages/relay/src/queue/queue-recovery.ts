@@ -1,4 +1,4 @@
-import type { Clock, Logger } from "@rd/common";
+import { type Clock, epochSeconds, type Logger } from "@rd/common";
 import type { QueueRepository } from "../state/queue-repository.js";
 import type { SpoolStore } from "./spool-store.js";
 
@@ -38,7 +38,7 @@ export async function recoverQueue(deps: {
   const { failed, requeued } = queue.recover({
     lost,
     lastError: LOST_AT_BOOT,
-    now: Math.floor(deps.clock.now().getTime() / 1000),
+    now: epochSeconds(deps.clock),
   });
 
   const named = new Set(pending.map((row) => row.spool_file));

@@ -1,4 +1,4 @@
-import { type Clock, type Logger, messageOf } from "@rd/common";
+import { type Clock, epochSeconds, type Logger, messageOf } from "@rd/common";
 import { type Static, Type } from "@sinclair/typebox";
 import { domainOf } from "../addresses/email-address.js";
 import type { RelayConfig } from "../config/schema.js";
@@ -93,7 +93,7 @@ function emptyReport(ocupado: boolean): TickReport {
  */
 export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
   const { queue, spool, clock, logger } = deps;
-  const nowSecs = () => Math.floor(clock.now().getTime() / SECOND_MS);
+  const nowSecs = () => epochSeconds(clock);
   let running: Promise<TickReport> | undefined;
   let stopping = false;
 

@@ -1,4 +1,4 @@
-import { type Clock, type Logger, messageOf } from "@rd/common";
+import { type Clock, epochSeconds, type Logger, messageOf } from "@rd/common";
 import type { SharedDb } from "./shared-database.js";
 
 /**
@@ -29,7 +29,7 @@ export function createSyncLeases(deps: {
       timer = undefined;
       return;
     }
-    const now = Math.floor(deps.clock.now().getTime() / 1000);
+    const now = epochSeconds(deps.clock);
     await deps.db
       .updateTable("relay_queue")
       .set({ lease_until: now + deps.leaseSecs() })

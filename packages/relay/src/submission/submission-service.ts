@@ -1,4 +1,4 @@
-import type { Clock } from "@rd/common";
+import { type Clock, epochSeconds } from "@rd/common";
 import type { ConfigStore } from "../config/config-store.js";
 import type { DomainConfig } from "../config/schema.js";
 import type { DkimSigner } from "../dkim/dkim-signer.js";
@@ -221,7 +221,7 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
     suppressed: ReadonlyMap<string, string>,
   ): Promise<void> {
     if (suppressed.size === 0) return;
-    const now = Math.floor(deps.clock.now().getTime() / 1000);
+    const now = epochSeconds(deps.clock);
     const reasons = [...suppressed];
     const pks = await deps.queue.insert(
       reasons.map(([rcpt]) => ({
