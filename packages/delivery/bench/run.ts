@@ -1,5 +1,6 @@
 /**
- * Release-publishing benchmark: `npm run bench:delivery [-- --rounds N]` (after `npm run build`).
+ * Release-publishing benchmark: `npm run bench:delivery [-- --rounds N] [--only 3,5]` (after
+ * `npm run build`); `--only` runs only the table's rows of those numbers (from 1).
  *
  * Starts the compiled service's launcher as a program (`bin/delivery.js serve`, so with its
  * shebang's Node options, as in production) as a child process on a temporary
@@ -189,9 +190,15 @@ function summary(phase: Phase, runs: readonly Measurement[]): string {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { rounds: { type: "string", default: "1" } } });
+  const { values } = parseArgs({
+    options: { rounds: { type: "string", default: "1" }, only: { type: "string" } },
+  });
   const rounds = Number(values.rounds);
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error("--rounds: a whole number ≥ 1");
+  const rows = values.only?.split(",").map(Number) ?? PHASES.map((_, index) => index + 1);
+  if (!rows.every((n) => Number.isInteger(n) && n >= 1 && n <= PHASES.length)) {
+    throw new Error(`--only: row numbers from 1 to ${PHASES.length}, separated by commas`);
+  }
   if (!existsSync(join(PACKAGE_DIR, "dist/cli.js"))) {
     throw new Error("the delivery service is not compiled: run `npm run build` first");
   }
@@ -314,6 +321,7 @@ async function main(): Promise<void> {
     const runs: Measurement[][] = PHASES.map(() => []);
     for (let round = 0; round < rounds; round++) {
       for (const [index, phase] of PHASES.entries()) {
+        if (!rows.includes(index + 1)) continue;
         const measured = await measure(
           phase,
           `bench/release-${round}-${index}`,
@@ -344,7 +352,7 @@ async function main(): Promise<void> {
     );
     console.log(row(Array.from({ length: 10 }, () => "---")));
     for (const [index, phase] of PHASES.entries()) {
-      console.log(summary(phase, runs[index] ?? []));
+      if (rows.includes(index + 1)) console.log(summary(phase, runs[index] ?? []));
     }
   } finally {
     child.kill("SIGTERM");

@@ -19,6 +19,7 @@ export function downloadStream(
   size: number | null,
 ): Readable {
   const reader = body.getReader();
+  let complete = false;
   async function* chunks(): AsyncGenerator<Buffer> {
     let received = 0;
     for (;;) {
@@ -34,14 +35,20 @@ export function downloadStream(
       } finally {
         clearTimeout(idle);
       }
-      if (read.done) return;
+      if (read.done) {
+        complete = true;
+        return;
+      }
       received += read.value.byteLength;
       yield Buffer.from(read.value.buffer, read.value.byteOffset, read.value.byteLength);
     }
   }
   const stream = Readable.from(chunks(), { objectMode: false });
-  // Ends the request when the consumer gives up early (a no-op after a complete body).
-  stream.once("close", () => controller.abort());
+  // Ends the request when the consumer gives up early. Not after a complete body: aborting
+  // then would cost a DOMException and the signal's listeners for nothing, once per asset.
+  stream.once("close", () => {
+    if (!complete) controller.abort();
+  });
   return stream;
 }
 

@@ -11,7 +11,7 @@ import type {
   RateLimit,
 } from "../code-host.js";
 import { type ReleaseData, toHook, toRelease } from "./github-data.js";
-import { type DownloadContext, fileAtRef, releaseAsset } from "./github-downloads.js";
+import { type AssetContext, fileAtRef, releaseAsset } from "./github-downloads.js";
 import {
   type CodeHostPolicy,
   createOctokit,
@@ -41,7 +41,7 @@ export class GithubClient implements CodeHost {
   private readonly octokitOptions: OctokitOptions;
   private octokitMade: Promise<Octokit> | undefined;
   private readonly logger: Logger;
-  private readonly downloads: Omit<DownloadContext, "octokit">;
+  private readonly downloads: AssetContext;
 
   constructor(options: GithubClientOptions) {
     const policy = { ...DEFAULT_CODEHOST_POLICY, ...options.policy };
@@ -54,6 +54,7 @@ export class GithubClient implements CodeHost {
       policy,
     };
     this.downloads = {
+      rest: this.octokitOptions,
       logger: options.logger,
       requestTimeoutMs: policy.requestTimeoutMs,
       downloadIdleTimeoutMs: policy.downloadIdleTimeoutMs,
@@ -133,8 +134,7 @@ export class GithubClient implements CodeHost {
     assetId: number,
     signal?: AbortSignal,
   ): Promise<CodeHostDownload> {
-    const context = { ...this.downloads, octokit: await this.octokit() };
-    return releaseAsset(context, owner, name, assetId, signal);
+    return releaseAsset(this.downloads, owner, name, assetId, signal);
   }
 
   // ---- Webhooks ----

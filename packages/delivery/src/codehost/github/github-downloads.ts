@@ -5,8 +5,10 @@ import { CodeHostUnavailable } from "../../errors.js";
 import type { CodeHostDownload } from "../code-host.js";
 import { downloadStream, headersWithin, lengthOf } from "./download-stream.js";
 import { requestFailure, statusOf } from "./github-octokit.js";
+import { type RestContext, restGet } from "./rest-get.js";
 
-// The two streamed downloads of the GitHub adapter: a repository file and a release asset.
+// The two streamed downloads of the GitHub adapter: a repository file (through Octokit, once
+// per release) and a release asset (a bare request, once per asset: see rest-get.ts).
 
 /** What a download needs from the client. */
 export interface DownloadContext {
@@ -50,13 +52,16 @@ export async function fileAtRef(
   }
 }
 
+/** What an asset download needs: the bare REST request's context, no Octokit. */
+export type AssetContext = Omit<DownloadContext, "octokit"> & { readonly rest: RestContext };
+
 /**
  * Streams a release asset. The API answers 200 with the bytes or a redirect to a
  * short-lived signed URL; each call asks the API again, so a retry gets a fresh URL.
  * `signal` cuts the download wherever it is (the body then fails like a broken-off one).
  */
 export async function releaseAsset(
-  context: DownloadContext,
+  context: AssetContext,
   owner: string,
   name: string,
   assetId: number,
@@ -64,73 +69,59 @@ export async function releaseAsset(
 ): Promise<CodeHostDownload> {
   const controller = new AbortController();
   // NOTE: `signal` (a release's claim) outlives its many downloads: its listener goes when this
-  // download ends, which always aborts `controller` (the stream's close, or a failure below),
-  // instead of piling up one per asset.
+  // download ends (its stream's close, or a failure below) instead of piling up one per asset.
   const cut = () => controller.abort();
   signal?.addEventListener("abort", cut, { once: true });
-  controller.signal.addEventListener("abort", () => signal?.removeEventListener("abort", cut), {
-    once: true,
-  });
+  const release = () => signal?.removeEventListener("abort", cut);
   try {
-    return await openAsset(context, owner, name, assetId, controller);
+    const download = await openAsset(context, owner, name, assetId, controller);
+    download.body.once("close", release);
+    return download;
   } catch (error) {
+    release();
     controller.abort();
     throw error;
   }
 }
 
 async function openAsset(
-  context: DownloadContext,
+  context: AssetContext,
   owner: string,
   name: string,
   assetId: number,
   controller: AbortController,
 ): Promise<CodeHostDownload> {
-  let response: Awaited<ReturnType<typeof context.octokit.request>>;
-  try {
-    response = await headersWithin(
-      controller,
-      context.requestTimeoutMs,
-      context.octokit.request("GET /repos/{owner}/{repo}/releases/assets/{asset_id}", {
-        owner,
-        repo: name,
-        asset_id: assetId,
-        headers: { accept: "application/octet-stream" },
-        request: {
-          redirect: "manual",
-          parseSuccessResponseBody: false,
-          signal: controller.signal,
-        },
-      }),
-    );
-  } catch (error) {
+  const path = `/repos/${encodeURIComponent(owner)}/${encodeURIComponent(name)}/releases/assets/${assetId}`;
+  const response = await headersWithin(
+    controller,
+    context.requestTimeoutMs,
+    restGet(context.rest, path, "application/octet-stream", controller.signal),
+  ).catch((error) => {
     throw requestFailure(context.logger, error);
-  }
-  let body = response.data as unknown as WebReadableStream<Uint8Array> | null;
-  let length: string | number | null | undefined = response.headers["content-length"];
+  });
+  let answer = response;
   if (response.status >= 300 && response.status < 400) {
-    await body?.cancel();
-    const location = response.headers.location;
+    await response.body?.cancel();
+    const location = response.headers.get("location");
     if (!location) throw CodeHostUnavailable("The code host redirected the download nowhere");
     // NOTE: the signed URL carries its own authorization; the storage behind it refuses a
     // request that also has our token ("only one auth mechanism"), so none is sent.
-    const signed = await headersWithin(
+    answer = await headersWithin(
       controller,
       context.requestTimeoutMs,
       fetch(location, { signal: controller.signal }),
     ).catch((error) => {
       throw requestFailure(context.logger, error);
     });
-    if (!signed.ok || !signed.body) {
-      await signed.body?.cancel();
-      throw CodeHostUnavailable(`The asset download answered ${signed.status}`, {
-        status: signed.status,
+    if (!answer.ok) {
+      await answer.body?.cancel();
+      throw CodeHostUnavailable(`The asset download answered ${answer.status}`, {
+        status: answer.status,
       });
     }
-    body = signed.body as WebReadableStream<Uint8Array>;
-    length = signed.headers.get("content-length");
   }
+  const body = answer.body as WebReadableStream<Uint8Array> | null;
   if (!body) throw CodeHostUnavailable("The code host sent an empty download");
-  const size = lengthOf(length);
+  const size = lengthOf(answer.headers.get("content-length"));
   return { body: downloadStream(body, controller, context.downloadIdleTimeoutMs, size), size };
 }

@@ -71,7 +71,6 @@ export async function createOctokit({
   policy,
 }: OctokitOptions): Promise<Octokit> {
   const RetryingOctokit = await loadRetryingOctokit();
-  // Both rate limits: wait once when the code host asks for a short enough pause, else give up.
   const onLimit =
     (message: string) =>
     (
@@ -79,16 +78,8 @@ export async function createOctokit({
       request: { method: string; url: string },
       _octokit: unknown,
       retryCount: number,
-    ) => {
-      const wait = retryCount === 0 && retryAfter <= policy.maxRateLimitWaitSeconds;
-      logger.warn(message, {
-        method: request.method,
-        url: request.url,
-        retry_after_seconds: retryAfter,
-        waiting: wait,
-      });
-      return wait;
-    };
+    ) =>
+      waitsOutRateLimit(logger, policy, message, { ...request, retryAfter, retryCount });
   return new RetryingOctokit({
     baseUrl,
     ...(token ? { auth: token } : {}),
@@ -112,10 +103,33 @@ export async function createOctokit({
       doNotRetry: [...NEVER_RETRIED_STATUSES],
     },
     throttle: {
-      onRateLimit: onLimit("code host rate limit exhausted"),
-      onSecondaryRateLimit: onLimit("code host secondary rate limit hit"),
+      onRateLimit: onLimit(RATE_LIMIT_EXHAUSTED),
+      onSecondaryRateLimit: onLimit(SECONDARY_RATE_LIMIT_HIT),
     },
   });
+}
+
+export const RATE_LIMIT_EXHAUSTED = "code host rate limit exhausted";
+export const SECONDARY_RATE_LIMIT_HIT = "code host secondary rate limit hit";
+
+/**
+ * Whether a request the code host rate-limited is tried again after `retryAfter` seconds: once,
+ * when the code host asks for a short enough pause (both rate limits); logged either way.
+ */
+export function waitsOutRateLimit(
+  logger: Logger,
+  policy: Pick<CodeHostPolicy, "maxRateLimitWaitSeconds">,
+  message: string,
+  request: { method: string; url: string; retryAfter: number; retryCount: number },
+): boolean {
+  const wait = request.retryCount === 0 && request.retryAfter <= policy.maxRateLimitWaitSeconds;
+  logger.warn(message, {
+    method: request.method,
+    url: request.url,
+    retry_after_seconds: request.retryAfter,
+    waiting: wait,
+  });
+  return wait;
 }
 
 /** The HTTP status of an Octokit `RequestError` (its class is not exported by @octokit/rest). */

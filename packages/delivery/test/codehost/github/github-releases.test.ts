@@ -193,6 +193,59 @@ describe("the code host client's release questions", () => {
     expect(await text((await client.downloadAsset("acme", "broken-off", id)).body)).toBe(content);
   });
 
+  it("asks for an asset the way the Octokit client asks: retries, rate limits, 4xx at once", async () => {
+    const logs = new LogCapture();
+    const retrying = new GithubClient({
+      baseUrl: stub.url,
+      token: "a.b.c",
+      logger: createLogging({ destination: logs }).forTarget("delivery::codehost"),
+      policy: { retries: 2, retryBaseDelayMs: 1 },
+    });
+    const release = releases.addRelease("acme/policy", {
+      tag: "v1.0.0",
+      assets: [{ name: "a.bin", content: "policy-bytes" }],
+    });
+    const id = release.assets[0]?.id ?? 0;
+    const api = `/repos/acme/policy/releases/assets/${id}`;
+    stub.failNext(2, 502);
+    expect(await text((await retrying.downloadAsset("acme", "policy", id)).body)).toBe(
+      "policy-bytes",
+    );
+    expect(stub.requestsTo(api)).toHaveLength(3);
+    expect(stub.requestsTo(api)[0]?.authorization).toBe("bearer a.b.c");
+
+    stub.failNext(3, 503);
+    await expect(retrying.downloadAsset("acme", "policy", id)).rejects.toMatchObject({
+      code: "codehost_unavailable",
+      details: { status: 503 },
+    });
+    expect(stub.requestsTo(api)).toHaveLength(6);
+
+    stub.failNext(1, 404);
+    await expect(retrying.downloadAsset("acme", "policy", id)).rejects.toMatchObject({
+      details: { status: 404 },
+    });
+    expect(stub.requestsTo(api)).toHaveLength(7);
+
+    stub.exhaustRateLimitNext(0);
+    expect(await text((await retrying.downloadAsset("acme", "policy", id)).body)).toBe(
+      "policy-bytes",
+    );
+    expect(stub.requestsTo(api)).toHaveLength(9);
+    const limited = logs.lines.map(
+      (line) => line.fields as { message?: string; waiting?: boolean },
+    );
+    expect(limited).toContainEqual(
+      expect.objectContaining({ message: "code host rate limit exhausted", waiting: true }),
+    );
+
+    stub.exhaustRateLimitNext(3600);
+    await expect(retrying.downloadAsset("acme", "policy", id)).rejects.toMatchObject({
+      details: { status: 403 },
+    });
+    expect(stub.requestsTo(api)).toHaveLength(10);
+  });
+
   it("streams a large generated asset intact", async () => {
     const size = 8 * 1024 * 1024 + 7;
     const release = releases.addRelease("acme/large", {
