@@ -65,13 +65,17 @@ async function putToTargets(
   // Up to three pipelines meet at the digest (the source in, one per key out), some 11 close
   // listeners by design: above Node's leak-warning threshold of 10, which warned per file.
   digest.setMaxListeners(16);
-  const branches = keys.map(() => new PassThrough());
+  // One key reads the digest itself; two get a branch each.
+  const branches = keys.length === 1 ? [digest] : keys.map(() => new PassThrough());
   // NOTE: one pipeline per branch, started before anything is awaited: from here on every
   // error of the source or a branch is handled, and any failure destroys the source, which
   // fails the other branch too (no upload completes from a source that broke off).
-  const feeding = [pipeline(source, digest), ...branches.map((branch) => pipeline(digest, branch))];
+  const feeding = [
+    pipeline(source, digest),
+    ...branches.filter((branch) => branch !== digest).map((branch) => pipeline(digest, branch)),
+  ];
   const storing = keys.map(({ key, cacheControl }, index) => {
-    const branch = branches[index] as PassThrough;
+    const branch = branches[index] as Readable;
     const options: PutOptions = {
       contentType,
       cacheControl,
