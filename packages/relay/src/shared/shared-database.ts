@@ -118,13 +118,19 @@ const RETRYABLE_ERRNOS = new Set([1213, 1205]);
  * concurrent claims, finishes and inserts on the queue's indexes that is expected, and the
  * documented answer is to retry the transaction.
  */
-export async function retryingDeadlocks<T>(work: () => Promise<T>): Promise<T> {
+export async function retryingDeadlocks<T>(
+  work: () => Promise<T>,
+  /** More errnos that mean "try the transaction again" for this caller. */
+  alsoRetried: readonly number[] = [],
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await work();
     } catch (error) {
       const errno = (error as { errno?: number }).errno;
-      if (attempt >= RETRIES || errno === undefined || !RETRYABLE_ERRNOS.has(errno)) throw error;
+      const retryable =
+        errno !== undefined && (RETRYABLE_ERRNOS.has(errno) || alsoRetried.includes(errno));
+      if (attempt >= RETRIES || !retryable) throw error;
     }
   }
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type { Clock, Logger } from "@rd/common";
 import { sql } from "kysely";
 import { QUEUE_STATES, type QueueEntry, type QueueState } from "../state/queue-entry.js";
@@ -7,6 +8,12 @@ import { createSharedClaims, dueAt, queueRowOf } from "./shared-claims.js";
 import { retryingDeadlocks, type SharedDb } from "./shared-database.js";
 import { sharedDatabaseUnavailable } from "./shared-quota.js";
 import { createSyncLeases } from "./sync-leases.js";
+
+/** mysql2's errno of ER_DUP_ENTRY: a body id chosen here is taken already. */
+const DUPLICATE_ENTRY = 1062;
+
+/** A body's id: random, 1 … 2^48, so that rows can name their body before it is inserted. */
+const newBodyId = () => randomBytes(6).readUIntBE(0, 6) + 1;
 
 const ENTRY_COLUMNS = [
   "pk",
@@ -49,6 +56,15 @@ export function createSharedQueue(deps: {
   const syncLeases = createSyncLeases(deps);
   const claims = createSharedClaims({ ...deps, syncLeases });
   const unavailable = (error: unknown) => sharedDatabaseUnavailable(error, logger);
+  let step: number | undefined;
+  /** `auto_increment_increment` (1 unless the server spaces ids, as Galera does), read once. */
+  const autoIncrementStep = async () => {
+    step ??= Number(
+      (await sql<{ step: number }>`SELECT @@auto_increment_increment AS step`.execute(db)).rows[0]
+        ?.step ?? 1,
+    );
+    return step;
+  };
 
   /** Runs `work`, turning a database failure into 503 `unavailable`. */
   async function guarded<T>(work: () => Promise<T>): Promise<T> {
@@ -59,6 +75,23 @@ export function createSharedQueue(deps: {
     }
   }
 
+  /** The row of each entry, without its body's id. */
+  const rowOf = (entry: NewQueueEntry, now: number, bodyId: number | null) => ({
+    message_id: entry.message_id,
+    client_id: entry.client_id,
+    envelope_from: entry.envelope_from,
+    rcpt: entry.rcpt,
+    estado: entry.estado,
+    attempts: 0,
+    next_attempt_at: entry.next_attempt_at,
+    lease_until: entry.estado === "sending" ? now + deps.leaseSecs() : null,
+    body_id: bodyId,
+    labels: encodeLabels(entry.labels),
+    created_at: now,
+    updated_at: now,
+  });
+
+  /** One message's rows (and body), each insert's id read back: the pks are exact. */
   async function insertRows(
     trx: SharedDb,
     entries: readonly NewQueueEntry[],
@@ -67,54 +100,69 @@ export function createSharedQueue(deps: {
     const body = entries.find((entry) => entry.body)?.body;
     let bodyId: number | null = null;
     if (body) {
-      const inserted = await trx
-        .insertInto("relay_queue_bodies")
-        .values({ body })
-        .executeTakeFirst();
-      bodyId = Number(inserted.insertId);
+      bodyId = newBodyId();
+      await trx.insertInto("relay_queue_bodies").values({ id: bodyId, body }).execute();
     }
     const pks: number[] = [];
     for (const entry of entries) {
       const inserted = await trx
         .insertInto("relay_queue")
-        .values({
-          message_id: entry.message_id,
-          client_id: entry.client_id,
-          envelope_from: entry.envelope_from,
-          rcpt: entry.rcpt,
-          estado: entry.estado,
-          attempts: 0,
-          next_attempt_at: entry.next_attempt_at,
-          lease_until: entry.estado === "sending" ? now + deps.leaseSecs() : null,
-          body_id: bodyId,
-          labels: encodeLabels(entry.labels),
-          created_at: now,
-          updated_at: now,
-        })
+        .values(rowOf(entry, now, bodyId))
         .executeTakeFirst();
       pks.push(Number(inserted.insertId));
     }
     return pks;
   }
 
+  /**
+   * The intake's group: one multi-row INSERT for every body and one for every row, whatever the
+   * number of messages (two statements, not two per message). A body's id is chosen here (a
+   * random 48-bit number), so each row names its body without reading ids back; a collision
+   * with a live body fails the insert (ER_DUP_ENTRY) and the transaction is tried again with
+   * new ids. The rows' pks follow from the first one: InnoDB gives a multi-row INSERT of known
+   * length consecutive values (`autoIncrementStep` apart) in every `innodb_autoinc_lock_mode`.
+   */
+  async function insertGroupRows(
+    trx: SharedDb,
+    groups: ReadonlyArray<{ entries: readonly NewQueueEntry[]; now: number }>,
+  ): Promise<number[][]> {
+    const bodies: Array<{ id: number; body: Buffer }> = [];
+    const rows = groups.flatMap(({ entries, now }) => {
+      const body = entries.find((entry) => entry.body)?.body;
+      const bodyId = body ? newBodyId() : null;
+      if (body && bodyId !== null) bodies.push({ id: bodyId, body });
+      return entries.map((entry) => rowOf(entry, now, bodyId));
+    });
+    if (bodies.length > 0) await trx.insertInto("relay_queue_bodies").values(bodies).execute();
+    if (rows.length === 0) return groups.map(() => []);
+    const inserted = await trx.insertInto("relay_queue").values(rows).executeTakeFirst();
+    const step = await autoIncrementStep();
+    let next = Number(inserted.insertId);
+    return groups.map(({ entries }) =>
+      entries.map(() => {
+        const pk = next;
+        next += step;
+        return pk;
+      }),
+    );
+  }
+
   return {
     async insert(entries, now) {
       const pks = await guarded(() =>
-        retryingDeadlocks(() => db.transaction().execute((trx) => insertRows(trx, entries, now))),
+        retryingDeadlocks(
+          () => db.transaction().execute((trx) => insertRows(trx, entries, now)),
+          [DUPLICATE_ENTRY],
+        ),
       );
       syncLeases.hold(pks.filter((_, index) => entries[index]?.estado === "sending"));
       return pks;
     },
     insertGroups: (groups) =>
       guarded(() =>
-        retryingDeadlocks(() =>
-          db.transaction().execute(async (trx) => {
-            const result: number[][] = [];
-            for (const { entries, now } of groups) {
-              result.push(await insertRows(trx, entries, now));
-            }
-            return result;
-          }),
+        retryingDeadlocks(
+          () => db.transaction().execute((trx) => insertGroupRows(trx, groups)),
+          [DUPLICATE_ENTRY],
         ),
       ),
     // NOTE: InnoDB's commit is durable when it returns (innodb_flush_log_at_trx_commit = 1).

@@ -38,10 +38,15 @@ export function createWebhookForwarder(deps: {
   async function drain(): Promise<void> {
     do {
       again = false;
+      // One subscription read per event type and journal read, not per event: under load a
+      // read takes many events, and an endpoint added meanwhile is as new to the next read.
+      const subscribed = new Map<string, Promise<boolean> | boolean>();
       for (const row of journal.pending(BATCH)) {
         if (stopped) return;
         const event = JSON.parse(row.event) as LabelledEvent;
-        if (await store.subscribed(event.event)) {
+        if (!subscribed.has(event.event))
+          subscribed.set(event.event, store.subscribed(event.event));
+        if (await subscribed.get(event.event)) {
           const owner = await deps.ownerOf(event.message_id);
           await store.enqueue(outboxEvent(event, owner, row.event_id, row.at));
         }
