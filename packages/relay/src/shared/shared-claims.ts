@@ -1,4 +1,4 @@
-import { type ExpressionBuilder, type Selectable, sql } from "kysely";
+import type { ExpressionBuilder, Selectable } from "kysely";
 import { createGroupCommit } from "../state/group-commit.js";
 import type { QueueState } from "../state/queue-entry.js";
 import { decodeLabels } from "../state/queue-labels.js";
@@ -156,23 +156,39 @@ export function createSharedClaims(deps: {
             )
             .execute();
         }
-        // The bodies by their ids, so the locking reads of the delete touch only the rows of
-        // these messages: a lock on another message's row would make every claim skip it.
+        // A body goes once no row of its message is pending, and no read here may lock a row of
+        // another message: a lock on a queued row makes every other instance's claim skip it,
+        // and nobody takes it until a tick (the subquery of a DELETE is a locking read, which
+        // MariaDB may plan over the whole due index). So the body rows are locked instead (two
+        // instances ending rows of one message take turns there), and only then are the
+        // pending rows read, without locks, in a snapshot taken after that turn.
         const owners = await trx
           .selectFrom("relay_queue")
           .select("body_id")
+          // By pk alone (our rows, locked already): no other index to plan a scan over.
           .where("pk", "in", pks)
-          .where("body_id", "is not", null)
+          .forUpdate()
           .execute();
-        const bodyIds = [...new Set(owners.map((row) => Number(row.body_id)))];
+        const bodyIds = [...new Set(owners.flatMap((row) => row.body_id ?? []).map(Number))];
         if (bodyIds.length === 0) return;
-        await sql`
-          DELETE FROM relay_queue_bodies
-           WHERE id IN (${sql.join(bodyIds)})
-             AND NOT EXISTS (SELECT 1 FROM relay_queue p
-                              WHERE p.body_id = relay_queue_bodies.id
-                                AND p.estado IN ('queued', 'sending'))
-        `.execute(trx);
+        await trx
+          .selectFrom("relay_queue_bodies")
+          .select("id")
+          .where("id", "in", bodyIds)
+          .forUpdate()
+          .execute();
+        const pending = await trx
+          .selectFrom("relay_queue")
+          .select("body_id")
+          .distinct()
+          .where("body_id", "in", bodyIds)
+          .where("estado", "in", ["queued", "sending"])
+          .execute();
+        const kept = new Set(pending.map((row) => Number(row.body_id)));
+        const unused = bodyIds.filter((id) => !kept.has(id));
+        if (unused.length > 0) {
+          await trx.deleteFrom("relay_queue_bodies").where("id", "in", unused).execute();
+        }
       }),
     );
     return items.map(() => undefined);

@@ -1,5 +1,6 @@
 import { createLogging, systemClock } from "@rd/common";
 import { LogCapture } from "@rd/common/test-kit";
+import { createConnection } from "mysql2/promise";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openSharedDatabase, type SharedDb } from "../../src/shared/shared-database.js";
 import { createSharedQueue } from "../../src/shared/shared-queue.js";
@@ -12,9 +13,10 @@ import {
 
 // The intake's group commit writes a group of messages with one INSERT for their bodies and one
 // for their rows: each row must still name its own message's body, and the pks come back in order.
+// Ending rows removes a body with the last pending row of its message, and locks no other row.
 const available = await mariadbAvailable();
 
-describe.skipIf(!available)("a group of messages written to the shared queue at once", () => {
+describe.skipIf(!available)("the shared queue's intake and ends", () => {
   let database: TestSharedDatabase;
   let db: SharedDb;
   beforeEach(async () => {
@@ -71,5 +73,45 @@ describe.skipIf(!available)("a group of messages written to the shared queue at 
       "SELECT count(*) AS count FROM relay_queue_bodies",
     );
     expect(Number(bodies?.count)).toBe(4);
+  });
+
+  it("removes a body with its message's last pending row; an end locks no other message's row", async () => {
+    const logger = createLogging({ destination: new LogCapture() }).forTarget("relay::queue");
+    const queue = createSharedQueue({ db, leaseSecs: () => 60, clock: systemClock, logger });
+    const [[first = 0, second = 0], [third = 0]] = await queue.insertGroups([
+      { entries: message("<m1@s.test>", ["b@r.test", "c@r.test"]), now: 100 },
+      { entries: message("<m2@s.test>", ["d@r.test"]), now: 100 },
+    ]);
+    const bodies = async () =>
+      (
+        await database.query<Array<{ count: number }>>(
+          "SELECT count(*) AS count FROM relay_queue_bodies",
+        )
+      ).map((row) => Number(row.count))[0];
+    await queue.claim(first, 200);
+    await queue.markSent(first, { attempts: 1, now: 201 });
+    expect(await bodies()).toBe(2);
+    // The second row's end waits for the body's row lock, held by another connection, in the
+    // middle of its transaction: meanwhile another instance claims the other message's entry,
+    // which an end holding locks on other rows would make it skip.
+    const [owner] = await database.query<Array<{ body_id: number }>>(
+      "SELECT body_id FROM relay_queue WHERE pk = ?",
+      [first],
+    );
+    const holder = await createConnection(database.url);
+    await holder.query("BEGIN");
+    await holder.query("SELECT id FROM relay_queue_bodies WHERE id = ? FOR UPDATE", [
+      owner?.body_id,
+    ]);
+    await queue.claim(second, 202);
+    const ending = queue.markFailed(second, { attempts: 1, lastError: "550 no", now: 203 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const other = createSharedQueue({ db, leaseSecs: () => 60, clock: systemClock, logger });
+    const claimed = await other.claim(third, 204);
+    await holder.query("COMMIT");
+    await holder.end();
+    await ending;
+    expect(claimed?.body?.toString()).toBe("body of <m2@s.test>");
+    expect(await bodies()).toBe(1);
   });
 });
