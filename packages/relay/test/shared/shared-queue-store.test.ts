@@ -78,7 +78,7 @@ describe.skipIf(!available)("the shared queue's intake and ends", () => {
   it("removes a body with its message's last pending row; an end locks no other message's row", async () => {
     const logger = createLogging({ destination: new LogCapture() }).forTarget("relay::queue");
     const queue = createSharedQueue({ db, leaseSecs: () => 60, clock: systemClock, logger });
-    const [[first = 0, second = 0], [third = 0]] = await queue.insertGroups([
+    const [[first = 0, second = 0] = [], [third = 0] = []] = await queue.insertGroups([
       { entries: message("<m1@s.test>", ["b@r.test", "c@r.test"]), now: 100 },
       { entries: message("<m2@s.test>", ["d@r.test"]), now: 100 },
     ]);
