@@ -1,6 +1,4 @@
 import type { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
-import { ByteCounter } from "./byte-counter.js";
 import {
   assertBucketName,
   assertSafeKey,
@@ -78,28 +76,23 @@ export class S3ObjectStore implements ObjectStore {
   ): Promise<{ size: number }> {
     assertBucketName(bucket);
     assertSafeKey(key);
-    const counted = new ByteCounter();
-    // NOTE: started before the upload (which reads `counted` only after awaits of its own), so
-    // an error of `body` or `counted` is handled from now on; it reaches the upload as the
-    // failure of the stream it reads, and the multipart upload is aborted.
-    const feeding = pipeline(body, counted);
-    // Its failure is awaited below; until then (the SDK may still be loading) it is not unhandled.
-    feeding.catch(() => {});
+    // NOTE: the source may fail while the SDK loads, before the upload reads it; this listener
+    // keeps that from being an uncaught error (the upload's read still sees it).
+    body.once("error", () => {});
+    const params = {
+      Bucket: bucket,
+      Key: key,
+      ContentType: options.contentType,
+      ...(options.cacheControl === undefined ? {} : { CacheControl: options.cacheControl }),
+    };
     try {
-      const params = {
-        Bucket: bucket,
-        Key: key,
-        ContentType: options.contentType,
-        ...(options.cacheControl === undefined ? {} : { CacheControl: options.cacheControl }),
-      };
-      await uploadObject(await this.connected(), params, counted, options.contentLength);
+      const size = await uploadObject(await this.connected(), params, body, options.contentLength);
+      return { size };
     } catch (error) {
-      counted.destroy();
-      await feeding.catch(() => {});
+      // A failed upload reads no further: the source is cut.
+      body.destroy();
       throw error;
     }
-    await feeding;
-    return { size: counted.bytes };
   }
 
   async *list(bucket: string, prefix: string): AsyncIterable<StoredObject> {

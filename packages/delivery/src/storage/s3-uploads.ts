@@ -1,4 +1,5 @@
 import type { S3Client } from "@aws-sdk/client-s3";
+import { releasedBytes } from "./young-garbage.js";
 
 /** S3's smallest part but the last: the smaller the parts, the less memory each upload holds. */
 export const PART_SIZE = 5 * 1024 * 1024;
@@ -7,7 +8,8 @@ const MAX_PARTS = 10_000;
 /**
  * Bytes of bodies being sent at once across every upload of a store: two parts, so a large upload
  * sends one part while it fills the next, and concurrent uploads (the versioned and latest copies,
- * small files side by side) share the same bound instead of each adding its own.
+ * small files side by side) share the same bound instead of each adding its own. (One part
+ * would hold 5 MiB less, but made the 1 GiB upload a third slower in a measured run.)
  */
 export const SEND_BUDGET_BYTES = 2 * PART_SIZE;
 
@@ -88,14 +90,15 @@ export interface UploadParams {
  * Streams `source` to one object: a body that fits one part (or whose known length does) is one
  * PutObject; a larger one a multipart upload, each part copied once into a reused buffer and
  * sent under the shared budget. A known `contentLength` must be met exactly. On any failure the
- * multipart upload is aborted (no parts left behind) and the failure rethrown.
+ * multipart upload is aborted (no parts left behind) and the failure rethrown. Resolves with
+ * the number of bytes stored.
  */
 export async function uploadObject(
   shared: UploadShared,
   params: UploadParams,
   source: AsyncIterable<Buffer>,
   contentLength: number | undefined,
-): Promise<void> {
+): Promise<number> {
   const { sdk, client, budget, buffers } = shared;
   const partSize = Math.max(PART_SIZE, Math.ceil((contentLength ?? 0) / MAX_PARTS));
   const single = contentLength !== undefined && contentLength <= partSize;
@@ -154,6 +157,8 @@ export async function uploadObject(
         filled += copied;
         offset += copied;
       }
+      // The chunk is dead once copied (see young-garbage.ts).
+      releasedBytes(chunk.length);
       if (failure) throw failure.reason;
     }
     if (contentLength !== undefined && total !== contentLength) {
@@ -167,7 +172,7 @@ export async function uploadObject(
       } finally {
         budget.release(last.length);
       }
-      return;
+      return total;
     }
     if (last.length > 0) await sendPart(last);
     const completed = await Promise.all(parts);
@@ -178,6 +183,7 @@ export async function uploadObject(
         MultipartUpload: { Parts: completed },
       }),
     );
+    return total;
   } catch (error) {
     await Promise.allSettled(parts);
     if (uploadId !== undefined) {

@@ -2,11 +2,18 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 
 /** Bytes released between two collections: about a millisecond of work per 8 MiB. */
-const COLLECT_EVERY_BYTES = 8 * 1024 * 1024;
+const COLLECT_EVERY_BYTES = 4 * 1024 * 1024;
 
-type Collect = (options: { type: "minor" }) => void;
+/**
+ * A full collection runs when this many more bytes of ArrayBuffers survive a young one than
+ * survived the last full one: buffers whose objects were promoted to the old generation.
+ */
+const PROMOTED_BUFFERS_BYTES = 16 * 1024 * 1024;
+
+type Collect = (options: { type: "minor" | "major" }) => void;
 let collect: Collect | undefined;
 let bytesSinceCollection = 0;
+let buffersAfterFull = 0;
 
 /**
  * Counts bytes of short-lived buffers about to become garbage (download chunks on their way to a
@@ -14,7 +21,8 @@ let bytesSinceCollection = 0;
  * ArrayBuffer only when a collection runs, and one runs when the young generation fills with JS
  * objects (rare here: a 64 KiB chunk comes with a few hundred bytes of objects) or when tens of MiB of
  * buffers piled up, often as a full collection of the whole heap: a long S3 upload peaked 20 to
- * 30 MiB higher without this (README, Benchmarks).
+ * 30 MiB higher without this (README, Benchmarks); and a full collection when buffers of
+ * promoted chunks pile up.
  */
 export function releasedBytes(bytes: number): void {
   bytesSinceCollection += bytes;
@@ -27,4 +35,14 @@ export function releasedBytes(bytes: number): void {
     collect = runInNewContext("gc") as Collect;
   }
   collect({ type: "minor" });
+  // NOTE: a chunk that waits in a stream's buffer (the upload waiting for its send budget, a
+  // slow disk) outlives two young collections and is promoted with its buffer: then only a full
+  // collection frees it, which V8 starts on its own only after some 64 MiB more of outside
+  // memory. Checked here instead, at the cost of one full collection per 16 MiB promoted.
+  const buffers = process.memoryUsage().arrayBuffers;
+  // What survives young collections can also fall (uploads ended): the floor follows it down.
+  buffersAfterFull = Math.min(buffersAfterFull, buffers);
+  if (buffers - buffersAfterFull < PROMOTED_BUFFERS_BYTES) return;
+  collect({ type: "major" });
+  buffersAfterFull = process.memoryUsage().arrayBuffers;
 }
