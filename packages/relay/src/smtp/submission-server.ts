@@ -1,11 +1,6 @@
 import type { AddressInfo } from "node:net";
 import type { Logger } from "@rd/common";
-import {
-  SMTPServer,
-  type SMTPServerDataStream,
-  type SMTPServerOptions,
-  type SMTPServerSession,
-} from "smtp-server";
+import type { SMTPServerDataStream, SMTPServerOptions, SMTPServerSession } from "smtp-server";
 import type { AddressGate } from "../access/address-gate.js";
 import { parseEmailAddress } from "../addresses/email-address.js";
 import { type IpAddress, parseIpAddress } from "../addresses/ip-range.js";
@@ -19,6 +14,7 @@ import type { MessageDispatch } from "../submission/message-dispatch.js";
 import { MAX_RECIPIENTS } from "../submission/send-request.js";
 import { messageIdOfRefusal, type SubmissionService } from "../submission/submission-service.js";
 import { collectMessage } from "./message-collector.js";
+import { PromptGreetingServer } from "./prompt-greeting-server.js";
 import {
   gateRefusal,
   Replies,
@@ -292,7 +288,7 @@ export function createSubmissionServer(deps: SubmissionServerDeps): SubmissionSe
     },
   };
 
-  const server = new SMTPServer(options);
+  const server = new PromptGreetingServer(options);
   server.on("error", (error: Error) => {
     // Client-side failures (aborted handshakes, resets) land here; they concern one session.
     logger.debug("smtp connection error", { error: error.message });
