@@ -55,6 +55,8 @@ export interface SharedClaims {
   claim(pk: number, now: number): Promise<QueueRow | undefined>;
   /** Ends an entry; its body goes once no recipient of the message still needs it. */
   finish(change: Finish): Promise<void>;
+  /** The entry went back to the queue: this instance no longer holds it. */
+  release(pk: number): void;
 }
 
 /**
@@ -70,6 +72,9 @@ export function createSharedClaims(deps: {
   syncLeases: SyncLeases;
 }): SharedClaims {
   const { db } = deps;
+  // The body of each entry this instance claimed and has not ended: its end needs no read to
+  // find it (a row ended without a claim here, as a synchronous delivery's, is read).
+  const bodyOf = new Map<number, number | null>();
 
   const claim = createGroupCommit(async (items: Array<{ pk: number; now: number }>) => {
     // One clock for the batch: the latest. Every pk asked for came from a due list read
@@ -90,7 +95,7 @@ export function createSharedClaims(deps: {
           .skipLocked()
           .execute();
         const rows = locked.filter((row) => isDue(row, now));
-        if (rows.length === 0) return new Map<number, QueueRow>();
+        if (rows.length === 0) return new Map<number, { row: QueueRow; bodyId: number | null }>();
         await trx
           .updateTable("relay_queue")
           .set({ estado: "sending", updated_at: now, lease_until: now + deps.leaseSecs() })
@@ -109,19 +114,24 @@ export function createSharedClaims(deps: {
                 .select(["id", "body"])
                 .where("id", "in", bodyIds)
                 .execute();
-        const bodyOf = new Map(bodies.map((body) => [Number(body.id), Buffer.from(body.body)]));
+        const bodyById = new Map(bodies.map((body) => [Number(body.id), Buffer.from(body.body)]));
         return new Map(
-          rows.map((row): [number, QueueRow] => {
-            const body = row.body_id === null ? undefined : bodyOf.get(Number(row.body_id));
+          rows.map((row): [number, { row: QueueRow; bodyId: number | null }] => {
+            const body = row.body_id === null ? undefined : bodyById.get(Number(row.body_id));
             const entry = { ...queueRowOf(row), estado: "sending" as const, updated_at: now };
-            return [Number(row.pk), { ...entry, finished_at: null, ...(body && { body }) }];
+            const bodyId = row.body_id === null ? null : Number(row.body_id);
+            return [
+              Number(row.pk),
+              { row: { ...entry, finished_at: null, ...(body && { body }) }, bodyId },
+            ];
           }),
         );
       }),
     );
+    for (const [pk, row] of claimed) bodyOf.set(pk, row.bodyId);
     // A pk asked twice in one batch is given once.
     return items.map((item) => {
-      const row = claimed.get(item.pk);
+      const row = claimed.get(item.pk)?.row;
       claimed.delete(item.pk);
       return row;
     });
@@ -162,14 +172,24 @@ export function createSharedClaims(deps: {
         // MariaDB may plan over the whole due index). So the body rows are locked instead (two
         // instances ending rows of one message take turns there), and only then are the
         // pending rows read, without locks, in a snapshot taken after that turn.
-        const owners = await trx
-          .selectFrom("relay_queue")
-          .select("body_id")
-          // By pk alone (our rows, locked already): no other index to plan a scan over.
-          .where("pk", "in", pks)
-          .forUpdate()
-          .execute();
-        const bodyIds = [...new Set(owners.flatMap((row) => row.body_id ?? []).map(Number))];
+        const unknown = pks.filter((pk) => !bodyOf.has(pk));
+        const owners =
+          unknown.length === 0
+            ? []
+            : await trx
+                .selectFrom("relay_queue")
+                .select("body_id")
+                // By pk alone (our rows, locked already): no other index to plan a scan over.
+                .where("pk", "in", unknown)
+                .forUpdate()
+                .execute();
+        const bodyIds = [
+          ...new Set(
+            [...pks.map((pk) => bodyOf.get(pk)), ...owners.map((row) => row.body_id)]
+              .filter((id) => id !== null && id !== undefined)
+              .map(Number),
+          ),
+        ];
         if (bodyIds.length === 0) return;
         await trx
           .selectFrom("relay_queue_bodies")
@@ -191,6 +211,7 @@ export function createSharedClaims(deps: {
         }
       }),
     );
+    for (const pk of pks) bodyOf.delete(pk);
     return items.map(() => undefined);
   });
 
@@ -200,5 +221,6 @@ export function createSharedClaims(deps: {
       deps.syncLeases.release(change.pk);
       return finish(change);
     },
+    release: (pk) => bodyOf.delete(pk),
   };
 }

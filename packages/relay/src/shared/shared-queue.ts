@@ -192,6 +192,7 @@ export function createSharedQueue(deps: {
     },
     claim: (pk, now) => claims.claim(pk, now),
     async reschedule(pk, { attempts, lastError, nextAttemptAt, now }) {
+      claims.release(pk);
       await db
         .updateTable("relay_queue")
         .set({
