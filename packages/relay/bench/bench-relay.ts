@@ -8,7 +8,7 @@
  */
 import { spawn } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
-import { appendFileSync, existsSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { cpus } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -94,8 +94,6 @@ export async function startBenchRelay(options: {
   });
   const deliveredAt = new Map<string, number>();
   createInterface({ input: child.stdout }).on("line", (line) => {
-    if (options.env && /deferred|"WARN"|"ERROR"|failed|queue tick|lane|recovered/.test(line))
-      appendFileSync("/tmp/relay-lines.log", `${line}\n`);
     if (!line.includes('\\"event\\":\\"delivered\\"')) return;
     const outer = JSON.parse(line) as { timestamp: string; fields: { ledger: string } };
     const event = JSON.parse(outer.fields.ledger) as { message_id: string };

@@ -8,6 +8,8 @@
  * printed beside Postfix's and as a ratio to it. When Postfix is absent (and cannot be installed)
  * the relay runs alone against the test fixture sink, without ratios. Every answer is checked
  * and every message must reach the destination. Figures go to stdout as a Markdown table.
+ * `RELAY_BENCH_NODE_OPTIONS` adds Node options to every relay process (`--cpu-prof
+ * --cpu-prof-dir=…` for a profile of each).
  */
 import { type SmtpSink, startSmtpSink } from "../test/fixtures/smtp-sink.js";
 import { type BenchRelay, type Destination, machine, mib, startBenchRelay } from "./bench-relay.js";
@@ -31,6 +33,7 @@ const LARGE = { size: MIB, messages: 200, concurrency: 20 };
 const WARMUP = 100;
 const withTenThousand = !process.argv.includes("--no-10k");
 const sharedOnly = process.argv.includes("--shared-only");
+const nodeArgs = (process.env.RELAY_BENCH_NODE_OPTIONS ?? "").split(" ").filter(Boolean);
 
 const rate = (value: number) => value.toFixed(0);
 const ms = (seconds: number | undefined) =>
@@ -73,13 +76,13 @@ async function main(): Promise<void> {
   let pair: SharedPair | undefined;
   try {
     postfix = sink && !sharedOnly ? await startPostfix(sink) : undefined;
-    const asyncRelay = await startBenchRelay({ asyncMode: true, destination });
+    const asyncRelay = await startBenchRelay({ asyncMode: true, destination, nodeArgs });
     relays = [asyncRelay];
     const syncRelay = sharedOnly
       ? undefined
-      : await startBenchRelay({ asyncMode: false, destination });
+      : await startBenchRelay({ asyncMode: false, destination, nodeArgs });
     if (syncRelay) relays = [asyncRelay, syncRelay];
-    pair = await startSharedPair(destination);
+    pair = await startSharedPair(destination, nodeArgs);
     await runPhases(postfix, asyncRelay, syncRelay, destination, pair);
   } finally {
     await pair?.close();
@@ -150,9 +153,16 @@ async function runPhases(
   relayRow("relay async /send-raw, 1 KiB", single, small);
   if (pair) {
     await runSplitPhase(pair.relays, destination, phase("http", { ...SMALL, messages: WARMUP }));
+    const before = await pair.databaseWork();
     const shared = await runSplitPhase(pair.relays, destination, phase("http", SMALL));
+    const after = await pair.databaseWork();
     relayRow("relay async /send-raw, 2 instances on one MariaDB, 1 KiB", shared, small);
-    sharedRatio = `two instances on one MariaDB against one SQLite instance (issue 15): accepted ${ratio(shared.acceptedPerSec, single.acceptedPerSec)}, end to end ${ratio(shared.endToEndPerSec, single.endToEndPerSec)}`;
+    const perMessage = (value: number) => (value / SMALL.messages).toFixed(2);
+    const serverCpu =
+      before.cpuMs === null || after.cpuMs === null
+        ? "not local"
+        : `${perMessage(after.cpuMs - before.cpuMs)} ms CPU`;
+    sharedRatio = `two instances on one MariaDB against one SQLite instance (issue 15): accepted ${ratio(shared.acceptedPerSec, single.acceptedPerSec)}, end to end ${ratio(shared.endToEndPerSec, single.endToEndPerSec)}; MariaDB per message: ${serverCpu}, ${perMessage(after.statements - before.statements)} statements`;
   }
   if (!syncRelay) return;
   relayRow(

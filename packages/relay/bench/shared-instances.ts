@@ -4,19 +4,36 @@
  * (half the messages and half the concurrency each), and the destination must receive every
  * message. Skipped, and said so, when MariaDB is not at 127.0.0.1:3306.
  */
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { MARIADB, serviceAvailable } from "@rd/common/test-kit";
+import { cpuMs, MARIADB, serviceAvailable } from "@rd/common/test-kit";
 import { createConnection } from "mysql2/promise";
 import { type BenchRelay, type Destination, startBenchRelay } from "./bench-relay.js";
 import { type RelayPhase, type RelayPhaseResult, runRelayPhase } from "./relay-phases.js";
 
 export interface SharedPair {
   readonly relays: readonly [BenchRelay, BenchRelay];
+  /** MariaDB's own work so far: its process's CPU (null when not local) and statements served. */
+  databaseWork(): Promise<{ cpuMs: number | null; statements: number }>;
   close(): Promise<void>;
 }
 
+/** The MariaDB server's pid on this machine, if it runs here. */
+async function serverPid(): Promise<number | undefined> {
+  for (const name of ["mariadbd", "mysqld"]) {
+    const found = await new Promise<string>((resolve) =>
+      execFile("pidof", ["-s", name], (error, stdout) => resolve(error ? "" : stdout.trim())),
+    );
+    if (found) return Number(found);
+  }
+  return undefined;
+}
+
 /** Starts the two instances on a fresh database of their own; undefined without MariaDB. */
-export async function startSharedPair(destination: Destination): Promise<SharedPair | undefined> {
+export async function startSharedPair(
+  destination: Destination,
+  nodeArgs: readonly string[] = [],
+): Promise<SharedPair | undefined> {
   if (!(await serviceAvailable(MARIADB))) return undefined;
   const root = `mysql://root@${MARIADB.host}:${MARIADB.port}`;
   const name = `relay_bench_${randomBytes(4).toString("hex")}`;
@@ -36,6 +53,7 @@ export async function startSharedPair(destination: Destination): Promise<SharedP
           asyncMode: true,
           destination,
           env: { RELAY_DATABASE_URL: `${root}/${name}`, RELAY_INSTANCE: instance },
+          nodeArgs,
         }),
       );
     }
@@ -43,7 +61,17 @@ export async function startSharedPair(destination: Destination): Promise<SharedP
     await close();
     throw error;
   }
-  return { relays: started as unknown as readonly [BenchRelay, BenchRelay], close };
+  const pid = await serverPid();
+  return {
+    relays: started as unknown as readonly [BenchRelay, BenchRelay],
+    async databaseWork() {
+      // NOTE: the server's counters, so statements of other databases count too (none here).
+      const [rows] = await admin.query("SHOW GLOBAL STATUS LIKE 'Questions'");
+      const statements = Number((rows as Array<{ Value: string }>)[0]?.Value ?? 0);
+      return { cpuMs: pid === undefined ? null : await cpuMs(pid), statements };
+    },
+    close,
+  };
 }
 
 /**
