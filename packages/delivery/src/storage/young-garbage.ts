@@ -8,12 +8,12 @@ const COLLECT_EVERY_BYTES = 4 * 1024 * 1024;
  * A full collection runs when this many more bytes of ArrayBuffers survive a young one than
  * survived the last full one: buffers whose objects were promoted to the old generation.
  */
-const PROMOTED_BUFFERS_BYTES = 16 * 1024 * 1024;
+const PROMOTED_BUFFERS_BYTES = 8 * 1024 * 1024;
 
 type Collect = (options: { type: "minor" | "major" }) => void;
 let collect: Collect | undefined;
 let bytesSinceCollection = 0;
-let buffersAfterFull = 0;
+let buffersAfterFull = Number.POSITIVE_INFINITY;
 
 /**
  * Counts bytes of short-lived buffers about to become garbage (download chunks on their way to a
@@ -38,11 +38,13 @@ export function releasedBytes(bytes: number): void {
   // NOTE: a chunk that waits in a stream's buffer (the upload waiting for its send budget, a
   // slow disk) outlives two young collections and is promoted with its buffer: then only a full
   // collection frees it, which V8 starts on its own only after some 64 MiB more of outside
-  // memory. Checked here instead, at the cost of one full collection per 16 MiB promoted.
+  // memory. Checked here instead, at the cost of one full collection per 8 MiB promoted.
   const buffers = process.memoryUsage().arrayBuffers;
   // What survives young collections can also fall (uploads ended): the floor follows it down.
   buffersAfterFull = Math.min(buffersAfterFull, buffers);
   if (buffers - buffersAfterFull < PROMOTED_BUFFERS_BYTES) return;
   collect({ type: "major" });
-  buffersAfterFull = process.memoryUsage().arrayBuffers;
+  // The buffers it frees go in the background, after it returns: the next check, not this
+  // moment, tells what survived.
+  buffersAfterFull = Number.POSITIVE_INFINITY;
 }
