@@ -1,7 +1,7 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 
-/** Bytes released between two collections: about a millisecond of work per 8 MiB. */
+/** Bytes released between two collections: about a millisecond of work per 4 MiB. */
 const COLLECT_EVERY_BYTES = 4 * 1024 * 1024;
 
 /**
@@ -17,7 +17,7 @@ let buffersAfterFull = Number.POSITIVE_INFINITY;
 
 /**
  * Counts bytes of short-lived buffers about to become garbage (download chunks on their way to a
- * file or a part buffer) and collects V8's young generation every 8 MiB of them. V8 frees a dead
+ * file or a part buffer) and collects V8's young generation every 4 MiB of them. V8 frees a dead
  * ArrayBuffer only when a collection runs, and one runs when the young generation fills with JS
  * objects (rare here: a 64 KiB chunk comes with a few hundred bytes of objects) or when tens of MiB of
  * buffers piled up, often as a full collection of the whole heap: a long S3 upload peaked 20 to
