@@ -29,7 +29,11 @@ export function relaxedHeader(field: RawHeaderField): string {
 export function relaxedBody(body: string): string {
   // NOTE: compressing first leaves at most one space before each CRLF, so plain replacements
   // do the rest (a regex with a lookahead after `[ \t]+` backtracks quadratically on long runs).
-  let canonical = body.replace(/[ \t]+/g, " ").replaceAll(` ${CRLF}`, CRLF);
+  // Most bodies have no tab, no run of spaces and no space before a line end: no copy then.
+  let canonical =
+    body.includes("\t") || body.includes("  ") || body.includes(` ${CRLF}`)
+      ? body.replace(/[ \t]+/g, " ").replaceAll(` ${CRLF}`, CRLF)
+      : body;
   if (canonical.endsWith(" ")) canonical = canonical.slice(0, -1);
   let end = canonical.length;
   while (end >= CRLF.length && canonical.startsWith(CRLF, end - CRLF.length)) end -= CRLF.length;

@@ -9,15 +9,11 @@ const LF = 0x0a;
 
 /**
  * The bytes with every bare CR and bare LF made CRLF (the input itself when there is none).
- * NOTE: a byte loop: a regular expression replacing line ends took 3 s for 8 MiB of bare LFs.
+ * NOTE: byte loops, not a regular expression (which took 3 s for 8 MiB of bare LFs); the check
+ * for bare ends jumps from line end to line end with `indexOf`, the common case (none).
  */
 export function toCrlf(input: Buffer): Buffer {
-  let bare = 0;
-  for (let index = 0; index < input.length; index += 1) {
-    const byte = input[index];
-    if (byte === CR && input[index + 1] === LF) index += 1;
-    else if (byte === CR || byte === LF) bare += 1;
-  }
+  const bare = bareLineEnds(input);
   if (bare === 0) return input;
   const output = Buffer.allocUnsafe(input.length + bare);
   let at = 0;
@@ -32,6 +28,18 @@ export function toCrlf(input: Buffer): Buffer {
     if (byte === CR && input[index + 1] === LF) index += 1;
   }
   return output;
+}
+
+/** How many LFs follow no CR, plus how many CRs precede no LF. */
+function bareLineEnds(input: Buffer): number {
+  let bare = 0;
+  for (let at = input.indexOf(LF); at !== -1; at = input.indexOf(LF, at + 1)) {
+    if (at === 0 || input[at - 1] !== CR) bare += 1;
+  }
+  for (let at = input.indexOf(CR); at !== -1; at = input.indexOf(CR, at + 1)) {
+    if (input[at + 1] !== LF) bare += 1;
+  }
+  return bare;
 }
 
 /**
