@@ -32,8 +32,8 @@ export function releasedBytes(bytes: number): void {
   // one, made on first need, not the service's own global scope (no library sees a `gc`).
   if (!collect) {
     setFlagsFromString("--expose-gc");
-    // Dead buffers are freed by the collection itself, not by a background thread that a busy
-    // machine starves (a 1 GiB S3 publish then peaked 40 MiB higher under load).
+    // Dead buffers are freed by the collection itself, not later by a background thread, which
+    // a busy machine delays: the checks below then see what a collection freed.
     setFlagsFromString("--no-concurrent-array-buffer-sweeping");
     collect = runInNewContext("gc") as Collect;
   }
