@@ -1,10 +1,10 @@
-import { createHash, createPrivateKey, type KeyObject, sign } from "node:crypto";
+import { createPrivateKey, type KeyObject, sign } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import mimeFuncs from "nodemailer/lib/mime-funcs/index.js";
 import { Errors } from "../errors.js";
 import { headerFields, splitMessage } from "../mime/message-parts.js";
-import { relaxedBody, relaxedHeader } from "./relaxed-canonicalization.js";
+import { relaxedBodyHash, relaxedHeader } from "./relaxed-canonicalization.js";
 
 /**
  * Headers the DKIM signature covers, those present in the message (decisions → Sending).
@@ -83,14 +83,12 @@ export function createDkimSigner(options: DkimSignerOptions = {}): DkimSigner {
   return {
     async sign(message, { domain, selector, keyPath }) {
       const privateKey = await keyFor(keyPath, domain);
-      const { headerBlock, body } = splitMessage(message.toString("latin1"));
+      const { headerBlock, bodyStart } = splitMessage(message);
       // Each instance of a signed field, bottom-up: the order in which a verifier takes them.
       const signed = headerFields(headerBlock)
         .filter((field) => SIGNED_FIELD_NAMES.has(field.name.toLowerCase()))
         .reverse();
-      const bodyHash = createHash("sha256")
-        .update(relaxedBody(body ?? ""), "latin1")
-        .digest("base64");
+      const bodyHash = relaxedBodyHash(message.subarray(bodyStart ?? message.length));
       const tags = [
         "v=1",
         `a=${DKIM_ALGORITHM}`,

@@ -5,6 +5,7 @@
  * folded lines included).
  */
 
+import { createHash } from "node:crypto";
 import type { RawHeaderField } from "../mime/message-parts.js";
 
 const CRLF = "\r\n";
@@ -29,13 +30,30 @@ export function relaxedHeader(field: RawHeaderField): string {
 export function relaxedBody(body: string): string {
   // NOTE: compressing first leaves at most one space before each CRLF, so plain replacements
   // do the rest (a regex with a lookahead after `[ \t]+` backtracks quadratically on long runs).
-  // Most bodies have no tab, no run of spaces and no space before a line end: no copy then.
-  let canonical =
-    body.includes("\t") || body.includes("  ") || body.includes(` ${CRLF}`)
-      ? body.replace(/[ \t]+/g, " ").replaceAll(` ${CRLF}`, CRLF)
-      : body;
+  let canonical = body.replace(/[ \t]+/g, " ").replaceAll(` ${CRLF}`, CRLF);
   if (canonical.endsWith(" ")) canonical = canonical.slice(0, -1);
   let end = canonical.length;
   while (end >= CRLF.length && canonical.startsWith(CRLF, end - CRLF.length)) end -= CRLF.length;
   return end === 0 ? "" : canonical.slice(0, end) + CRLF;
+}
+
+/**
+ * The `bh=` value: SHA-256 (base64) of the body in relaxed form. Most bodies have no tab, no
+ * run of spaces and no space before a line end or at their end; their bytes are hashed where
+ * they are (up to the trailing empty lines), without a canonical copy.
+ */
+export function relaxedBodyHash(body: Buffer): string {
+  const hash = createHash("sha256");
+  if (needsRewrite(body))
+    return hash.update(relaxedBody(body.toString("latin1")), "latin1").digest("base64");
+  let end = body.length;
+  while (end >= 2 && body[end - 2] === 0x0d && body[end - 1] === 0x0a) end -= 2;
+  if (end > 0) hash.update(body.subarray(0, end)).update(CRLF);
+  return hash.digest("base64");
+}
+
+function needsRewrite(body: Buffer): boolean {
+  return (
+    body.includes("\t") || body.includes("  ") || body.includes(` ${CRLF}`) || body.at(-1) === 0x20
+  );
 }

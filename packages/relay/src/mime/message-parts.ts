@@ -52,16 +52,24 @@ export interface RawHeaderField {
 }
 
 /**
- * Splits a message at its first empty line. `body` is null when there is none: the message is
- * all header (RFC 5322 §3.5 makes the body optional).
+ * Splits a message at its first empty line: the header block as text, and where the body
+ * starts (null when there is none: the message is all header, which RFC 5322 §3.5 allows).
+ * The body stays bytes: a large message is never turned into a string whole.
  */
-export function splitMessage(message: string): { headerBlock: string; body: string | null } {
-  if (message.startsWith(CRLF)) return { headerBlock: "", body: message.slice(CRLF.length) };
+export function splitMessage(message: Buffer): { headerBlock: string; bodyStart: number | null } {
+  if (startsWithCrlf(message, 0)) return { headerBlock: "", bodyStart: CRLF.length };
   const end = message.indexOf(CRLF + CRLF);
   if (end === -1) {
-    return { headerBlock: message.endsWith(CRLF) ? message.slice(0, -2) : message, body: null };
+    const headerEnd = startsWithCrlf(message, message.length - 2)
+      ? message.length - 2
+      : message.length;
+    return { headerBlock: message.toString("latin1", 0, headerEnd), bodyStart: null };
   }
-  return { headerBlock: message.slice(0, end), body: message.slice(end + 4) };
+  return { headerBlock: message.toString("latin1", 0, end), bodyStart: end + 4 };
+}
+
+function startsWithCrlf(bytes: Buffer, at: number): boolean {
+  return at >= 0 && bytes[at] === CR && bytes[at + 1] === LF;
 }
 
 /**

@@ -50,9 +50,9 @@ export function prepareRawMessage(
   // NOTE: the message is handled as latin1 text, one character per byte, so that any octets
   // (8-bit bodies, non-UTF-8 charsets) come back out unchanged. A JSON string is UTF-8 first.
   const bytes = typeof raw === "string" ? Buffer.from(raw, "utf8") : raw;
-  const normalised = toCrlf(bytes).toString("latin1");
-  if (normalised.trim() === "") throw Errors.emptyRaw();
-  const { headerBlock, body } = splitMessage(normalised);
+  const normalised = toCrlf(bytes);
+  if (isBlank(normalised)) throw Errors.emptyRaw();
+  const { headerBlock, bodyStart } = splitMessage(normalised);
   checkHeaderBlockSize(headerBlock.length);
   const fields = parseHeaderBlock(headerBlock);
 
@@ -75,22 +75,29 @@ export function prepareRawMessage(
     messageId = match[0];
   }
 
-  const prefix = added.map((line) => line + CRLF).join("");
+  const prefix = Buffer.from(added.map((line) => line + CRLF).join(""), "latin1");
   return {
-    message: Buffer.from(prefix + withBody(normalised, body), "latin1"),
+    message: Buffer.concat([prefix, normalised, endOfHeader(normalised, bodyStart)]),
     messageId,
     subjectLength: (fieldValue(fields, "subject") ?? "").length,
-    bodyBytes: body?.length ?? 0,
+    bodyBytes: bodyStart === null ? 0 : normalised.length - bodyStart,
   };
 }
 
 /**
- * The message with the empty line that ends its header block: a message that is all header
- * (RFC 5322 makes the body optional) gets it, so that it is signed and sent with an empty body.
+ * What a message that is all header (RFC 5322 makes the body optional) lacks of the empty line
+ * that ends its header block, so that it is signed and sent with an empty body.
  */
-function withBody(message: string, body: string | null): string {
-  if (body !== null) return message;
-  return message.endsWith(CRLF) ? message + CRLF : message + CRLF + CRLF;
+function endOfHeader(message: Buffer, bodyStart: number | null): Buffer {
+  if (bodyStart !== null) return Buffer.alloc(0);
+  return Buffer.from(message.at(-1) === 0x0a ? CRLF : CRLF + CRLF, "latin1");
+}
+
+/** Whether the message is whitespace only (what `String.trim` removes, octets read as latin1). */
+function isBlank(message: Buffer): boolean {
+  return message.every(
+    (octet) => (octet >= 0x09 && octet <= 0x0d) || octet === 0x20 || octet === 0xa0,
+  );
 }
 
 /** Parses a CRLF header block into fields, unfolding continuation lines (RFC 5322 §2.2.3). */

@@ -209,22 +209,27 @@ describe("sending end to end through the HTTP server to destination MXs", () => 
   });
 
   it("refuses oversized bodies with 413 while they stream in, on both endpoints", async () => {
+    const refusals = () =>
+      relay.ledger().filter((e) => e.event === "rejected" && e.http_status === 413).length;
     for (const [path, limit] of [
       ["/send", 5 * 1024 * 1024],
       ["/send-raw", 8 * 1024 * 1024],
     ] as const) {
-      const { status, body, sent } = await streamChunked(
-        `${base}${path}`,
-        authorization,
-        limit * 4,
-      );
-      expect(status, path).toBe(413);
-      expect(JSON.parse(body)).toMatchObject({ error: "payload_too_large" });
+      const before = refusals();
+      const outcome = await streamChunked(`${base}${path}`, authorization, limit * 4);
+      // The 413 closes the connection; data still in flight then makes the kernel reset it,
+      // which can discard the answer before this client (sharing the relay's event loop) reads
+      // it. Either way the relay refused the body, as its ledger says.
+      if ("status" in outcome) {
+        expect(outcome.status, path).toBe(413);
+        expect(JSON.parse(outcome.body)).toMatchObject({ error: "payload_too_large" });
+      } else {
+        expect(outcome.reset, path).toMatch(/^(EPIPE|ECONNRESET)$/);
+      }
       // Refused once past the limit, long before the whole body was offered.
-      expect(sent, path).toBeLessThan(limit * 4);
+      expect(outcome.sent, path).toBeLessThan(limit * 4);
+      expect(refusals(), path).toBe(before + 1);
     }
-    const rejected = relay.ledger().filter((e) => e.event === "rejected" && e.http_status === 413);
-    expect(rejected.length).toBeGreaterThanOrEqual(2);
   });
 
   it("refuses a declared Content-Length over the limit with 413 before reading", async () => {
@@ -267,7 +272,8 @@ describe("sending end to end through the HTTP server to destination MXs", () => 
  */
 async function streamChunked(url: string, authorization: string, total: number) {
   const { request } = await import("node:http");
-  return new Promise<{ status: number; body: string; sent: number }>((resolve, reject) => {
+  type Outcome = { status: number; body: string; sent: number } | { reset: string; sent: number };
+  return new Promise<Outcome>((resolve, reject) => {
     let sent = 0;
     let answered = false;
     const req = request(url, {
@@ -290,8 +296,11 @@ async function streamChunked(url: string, authorization: string, total: number) 
         req.destroy();
       });
     });
-    req.on("error", (error) => {
-      if (!answered) reject(error);
+    req.on("error", (error: NodeJS.ErrnoException) => {
+      if (answered) return;
+      if (error.code === "EPIPE" || error.code === "ECONNRESET")
+        resolve({ reset: error.code, sent });
+      else reject(error);
     });
     const chunk = Buffer.alloc(64 * 1024, "a");
     req.write('{"from":"vendas@shop.test","to":["ana@tls.test"],"subject":"","text":"');
