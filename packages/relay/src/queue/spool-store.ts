@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { link, mkdir, open, readdir, readFile, unlink } from "node:fs/promises";
+import { link, mkdir, open, readdir, readFile, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "@rd/common";
 
@@ -8,6 +8,13 @@ export const SPOOL_DIR_NAME = "spool";
 
 /** Largest message the queue stores (specification, Limits: "Message stored in the queue"). */
 export const MAX_SPOOLED_MESSAGE_BYTES = 5 * 1024 * 1024;
+
+/**
+ * Bytes of just-written messages kept in memory for their first read: the queue attempts an
+ * accepted message at once, and reading back the file it has just written (open, fstat, read,
+ * close) was some 10% of the relay's CPU under load. Older entries are dropped first.
+ */
+const RECENT_BYTES = 16 * 1024 * 1024;
 
 // `<32 hex>.eml`: the only names the store creates, reads or deletes, so a name taken from a
 // database row can never point outside the spool directory.
@@ -77,6 +84,25 @@ async function removeQuietly(path: string): Promise<void> {
 
 export function createSpoolStore(dir: string): SpoolStore {
   const pathOf = (name: string) => join(dir, checkedName(name));
+  // Insertion order is age: eviction takes the first keys.
+  const recent = new Map<string, Buffer>();
+  let recentBytes = 0;
+  const forget = (name: string) => {
+    const kept = recent.get(name);
+    if (kept === undefined) return;
+    recent.delete(name);
+    recentBytes -= kept.length;
+  };
+  const remember = (names: readonly string[], message: Buffer) => {
+    for (const name of names) {
+      recent.set(name, message);
+      recentBytes += message.length;
+    }
+    for (const oldest of recent.keys()) {
+      if (recentBytes <= RECENT_BYTES) break;
+      forget(oldest);
+    }
+  };
 
   // The directory is made on the first write and again whenever it is found missing (one
   // removed under a running relay comes back), not before every message: a mkdir per message
@@ -109,6 +135,7 @@ export function createSpoolStore(dir: string): SpoolStore {
         await link(pathOf(first), pathOf(name));
         created.push(name);
       }
+      remember(names, message);
       return names;
     } catch (error) {
       await Promise.all(created.map((name) => removeQuietly(pathOf(name))));
@@ -125,6 +152,7 @@ export function createSpoolStore(dir: string): SpoolStore {
       try {
         await syncDirectory(dir);
       } catch (error) {
+        for (const name of names) forget(name);
         await Promise.all(names.map((name) => removeQuietly(pathOf(name))));
         throw new SpoolError("write", error);
       }
@@ -139,9 +167,18 @@ export function createSpoolStore(dir: string): SpoolStore {
       }
     },
 
-    read: async (name) => readFile(pathOf(name)),
+    async read(name) {
+      const path = pathOf(name);
+      const kept = recent.get(name);
+      if (kept === undefined) return readFile(path);
+      forget(name);
+      // Only the reading is saved: the file must still be there, and be the one written.
+      const file = await stat(path);
+      return file.isFile() && file.size === kept.length ? kept : readFile(path);
+    },
 
     async remove(name) {
+      forget(name);
       try {
         await unlink(pathOf(name));
       } catch (error) {

@@ -1,4 +1,4 @@
-import type { Database } from "better-sqlite3";
+import type { Database, Statement } from "better-sqlite3";
 
 /** Why an address is on a suppression list. */
 export type SuppressionSource = "bounce" | "manual";
@@ -81,6 +81,20 @@ export function createSuppressionRepository(db: Database): SuppressionStore {
   const remove = db.prepare<[string, string]>(
     "DELETE FROM suppressions WHERE client_id = ? AND address = ?",
   );
+  // Every accepted message screens its recipients: one prepared statement per list length (most
+  // messages have one or a few), not one prepared for every call.
+  const findStatements = new Map<number, Statement<string[], StoredRow>>();
+  const findStatement = (count: number) => {
+    let statement = findStatements.get(count);
+    if (!statement) {
+      statement = db.prepare<string[], StoredRow>(
+        `SELECT ${COLUMNS} FROM suppressions
+         WHERE client_id = ? AND address IN (${Array.from({ length: count }, () => "?").join(", ")})`,
+      );
+      findStatements.set(count, statement);
+    }
+    return statement;
+  };
 
   return {
     add(entry) {
@@ -98,11 +112,7 @@ export function createSuppressionRepository(db: Database): SuppressionStore {
     },
     find(clientId, addresses) {
       return chunks(addresses).flatMap((part) =>
-        db
-          .prepare<string[], StoredRow>(
-            `SELECT ${COLUMNS} FROM suppressions
-             WHERE client_id = ? AND address IN (${part.map(() => "?").join(", ")})`,
-          )
+        findStatement(part.length)
           .all(clientId ?? NO_CLIENT, ...part)
           .map(toSuppressionRow),
       );

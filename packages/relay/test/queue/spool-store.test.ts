@@ -57,6 +57,40 @@ describe("spool store", () => {
     expect(await spool.read(second!)).toEqual(message);
   });
 
+  it("answers the first read of a just-written message from memory, while its file is the one written", async () => {
+    const spool = createSpoolStore(join(root, "spool"));
+    const written = Buffer.from(message);
+    const [kept, rewritten, vanished] = await spool.store(written, 3);
+    // The first read of each name hands back the written bytes themselves; later ones read the file.
+    const first = await spool.read(kept!);
+    expect(first).toBe(written);
+    const second = await spool.read(kept!);
+    expect(second).not.toBe(written);
+    expect(second).toEqual(message);
+    // A file changed or removed under the store is read, or missed, as it is on disk.
+    const other = Buffer.from("Subject: something else entirely\r\n\r\nbody\r\n");
+    await rm(join(root, "spool", rewritten!));
+    await writeFile(join(root, "spool", rewritten!), other);
+    expect(await spool.read(rewritten!)).toEqual(other);
+    await rm(join(root, "spool", vanished!));
+    await expect(spool.read(vanished!)).rejects.toMatchObject({ code: "ENOENT" });
+  });
+
+  it("keeps at most 16 MiB of recent messages in memory, the newest", async () => {
+    const spool = createSpoolStore(join(root, "spool"));
+    const big = Buffer.alloc(6 * 1024 * 1024, 97);
+    const [oldest] = await spool.store(big, 1);
+    const [middle] = await spool.store(big, 1);
+    const [newest] = await spool.store(big, 1);
+    // Identity, not contents (a diff of 6 MiB buffers would take minutes to print).
+    const fromMemory = async (name: string | undefined) => (await spool.read(name!)) === big;
+    expect([await fromMemory(oldest), await fromMemory(middle), await fromMemory(newest)]).toEqual([
+      false,
+      true,
+      true,
+    ]);
+  });
+
   it("lists only its own files, and an absent directory as empty", async () => {
     const spool = createSpoolStore(join(root, "spool"));
     expect(await spool.list()).toEqual([]);
