@@ -88,7 +88,7 @@ export function createDkimSigner(options: DkimSignerOptions = {}): DkimSigner {
       const signed = headerFields(headerBlock)
         .filter((field) => SIGNED_FIELD_NAMES.has(field.name.toLowerCase()))
         .reverse();
-      const bodyHash = relaxedBodyHash(message.subarray(bodyStart ?? message.length));
+      const bodyHash = await relaxedBodyHash(message.subarray(bodyStart ?? message.length));
       const tags = [
         "v=1",
         `a=${DKIM_ALGORITHM}`,

@@ -1,5 +1,6 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { relaxedBody, relaxedHeader } from "./relaxed-canonicalization.js";
+import { relaxedBody, relaxedBodyHash, relaxedHeader } from "./relaxed-canonicalization.js";
 
 // RFC 6376 §3.4.2 and §3.4.4, one row per rule (and the §3.4.5 example).
 describe("relaxed header canonicalization", () => {
@@ -36,5 +37,29 @@ describe("relaxed body canonicalization", () => {
     const started = performance.now();
     expect(relaxedBody(`${" ".repeat(2_000_000)}x`)).toBe(" x\r\n");
     expect(performance.now() - started).toBeLessThan(1000);
+  });
+});
+
+describe("relaxed body hash", () => {
+  const expected = (body: Buffer) =>
+    createHash("sha256")
+      .update(relaxedBody(body.toString("latin1")), "latin1")
+      .digest("base64");
+  const line = "0123456789 abcdefghijklmnopqrstuvwxyz\r\n";
+
+  // Small and large bodies (the large ones hashed in the thread pool), with and without
+  // trailing empty lines, with a final line end or none, and one that must be rewritten.
+  it.each([
+    ["small", line.repeat(3)],
+    ["small, trailing empty lines", `${line.repeat(3)}\r\n\r\n`],
+    ["large", line.repeat(5000)],
+    ["large, trailing empty lines", `${line.repeat(5000)}\r\n\r\n\r\n`],
+    ["large, no final line end", `${line.repeat(5000)}end`],
+    ["large, rewritten", `${line.repeat(5000)}tab\there  \r\n`],
+    ["empty", ""],
+    ["only empty lines", "\r\n\r\n"],
+  ])("%s: the hash of the canonical body", async (_case, text) => {
+    const body = Buffer.from(text, "latin1");
+    expect(await relaxedBodyHash(body)).toBe(expected(body));
   });
 });
