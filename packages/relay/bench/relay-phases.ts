@@ -1,21 +1,24 @@
 /**
  * What one relay phase does: `messages` messages of `size` bytes, `concurrency` in flight, one
  * recipient each, over `/send-raw` or the SMTP submission port (AUTH PLAIN, a new connection
- * per message like `smtp-source`), each answer checked; measured until the destination has
- * them all.
+ * per message like `smtp-source`), every reply checked; measured until the destination has
+ * them all. NOTE: the load generators are lean clients on `node:net` (`lean-http-client.ts`,
+ * `lean-smtp-client.ts`) modelled on Postfix's `smtp-source`, and, like it, build the message
+ * body once per phase: the relay phases saturate the machine, so the client's CPU (reported per
+ * message) is taken from the relay.
  */
-import { Agent, request as httpRequest } from "node:http";
-import { Socket } from "node:net";
 import { cpuMs, peakRssKib, resetPeakRss } from "@rd/common/test-kit";
-import SMTPConnection from "nodemailer/lib/smtp-connection/index.js";
 import {
   type BenchRelay,
+  bodyOf,
   type Destination,
+  headOf,
   inParallel,
-  rawMessage,
   recipientOf,
   SENDER,
 } from "./bench-relay.js";
+import { LeanHttpClient } from "./lean-http-client.js";
+import { authPlain, messagePiece, submitOverSmtp } from "./lean-smtp-client.js";
 
 export interface RelayPhase {
   via: "http" | "smtp";
@@ -30,47 +33,30 @@ export interface RelayPhaseResult {
   /** Accept-to-delivered latencies (s), sorted (in synchronous mode the answer is the delivery). */
   latencies: number[];
   cpuMsPerMessage: number | null;
+  /** CPU of this process (the load generator and the ledger reader) per message. */
+  clientCpuMsPerMessage: number;
   peakRssKib: number | null;
 }
+
+// How long a reply may take (the relay answers a synchronous send once it is delivered).
+const REPLY_TIMEOUT_MS = 60_000;
 
 /** Accepted message ids with the moment their answer came (epoch ms). */
 type Accepted = Map<string, number>;
 
-/**
- * One POST over a kept-alive connection of `agent`, the answer read whole. NOTE: `node:http`
- * rather than `fetch`: the load generator shares the machine with the relay, as `smtp-source`
- * shares it with Postfix, and `fetch` costs it several times the CPU per request (measured
- * here: 0.7–1.0 ms against 0.13–0.3 ms, client and a bare server together).
- */
-function post(agent: Agent, url: URL, headers: Record<string, string>, body: string) {
-  return new Promise<{ status: number; text: string }>((resolve, reject) => {
-    const request = httpRequest(url, { method: "POST", agent, headers }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on("data", (chunk: Buffer) => chunks.push(chunk));
-      response.on("end", () =>
-        resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString() }),
-      );
-      response.on("error", reject);
-    });
-    request.on("error", reject);
-    request.end(body);
-  });
-}
-
 async function viaHttp(relay: BenchRelay, phase: RelayPhase, accepted: Accepted, offset: number) {
-  const agent = new Agent({ keepAlive: true, maxSockets: phase.concurrency });
-  const url = new URL("/send-raw", relay.base);
-  const headers = { "content-type": "application/json", authorization: relay.authorization };
+  const client = new LeanHttpClient(
+    new URL("/send-raw", relay.base),
+    { "content-type": "application/json", authorization: relay.authorization },
+    REPLY_TIMEOUT_MS,
+  );
+  const escapedBody = Buffer.from(JSON.stringify(bodyOf(phase.size)).slice(1, -1));
   try {
     await inParallel(phase.messages, phase.concurrency, async (index) => {
       const to = recipientOf(offset + index);
-      const raw = rawMessage(phase.size, offset + index);
-      const response = await post(
-        agent,
-        url,
-        headers,
-        JSON.stringify({ from: SENDER, to: [to], raw }),
-      );
+      const head = JSON.stringify({ from: SENDER, to: [to], raw: headOf(offset + index) });
+      // The body's escaped text goes before the head's closing `"}`.
+      const response = await client.post([head.slice(0, -2), escapedBody, head.slice(-2)]);
       const body = JSON.parse(response.text) as {
         message_id?: string;
         results?: Array<{ ok: boolean }>;
@@ -81,47 +67,22 @@ async function viaHttp(relay: BenchRelay, phase: RelayPhase, accepted: Accepted,
       accepted.set(body.message_id, Date.now());
     });
   } finally {
-    agent.destroy();
+    client.close();
   }
 }
 
-/**
- * One message on a new connection. NOTE: the socket has Nagle's algorithm off, as the relay's
- * own outbound sockets: nodemailer writes DATA's closing "." on its own, which would otherwise
- * wait up to 40 ms for the relay's delayed ACK of the body (`smtp-source` writes both at once).
- */
-function smtpSend(relay: BenchRelay, to: string, raw: string): Promise<string> {
-  const socket = new Socket();
-  socket.setNoDelay(true);
-  return new Promise((resolve, reject) => {
-    const connection = new SMTPConnection({
-      socket,
-      host: "127.0.0.1",
-      port: relay.smtpPort,
-      ignoreTLS: true,
-      logger: false,
-    });
-    connection.once("error", reject);
-    connection.connect(() => {
-      connection.login({ user: relay.clientId, pass: relay.secret }, (loginError) => {
-        if (loginError) return reject(loginError);
-        connection.send({ from: SENDER, to: [to] }, raw, (error, info) => {
-          connection.quit();
-          if (error) reject(error);
-          else resolve(info.response);
-        });
-      });
-    });
-  });
-}
-
 async function viaSmtp(relay: BenchRelay, phase: RelayPhase, accepted: Accepted, offset: number) {
+  const credential = authPlain(relay.clientId, relay.secret);
+  const body = messagePiece(bodyOf(phase.size));
   await inParallel(phase.messages, phase.concurrency, async (index) => {
-    const response = await smtpSend(
-      relay,
-      recipientOf(offset + index),
-      rawMessage(phase.size, offset + index),
-    );
+    const response = await submitOverSmtp({
+      port: relay.smtpPort,
+      authPlain: credential,
+      from: SENDER,
+      to: recipientOf(offset + index),
+      message: [messagePiece(headOf(offset + index)), body],
+      timeoutMs: REPLY_TIMEOUT_MS,
+    });
     const id = /queued as (<[^>]+>)/.exec(response)?.[1];
     if (!id) throw new Error(`SMTP answered ${response}`);
     accepted.set(id, Date.now());
@@ -142,12 +103,14 @@ export async function runRelayPhase(
   const before = destination.delivered();
   await resetPeakRss(relay.pid);
   const cpuBefore = await cpuMs(relay.pid);
+  const clientBefore = process.cpuUsage();
   const started = performance.now();
   await (phase.via === "http" ? viaHttp : viaSmtp)(relay, phase, accepted, offset);
   const acceptedAt = performance.now();
   await destination.waitFor(before + phase.messages);
   const drainedAt = performance.now();
   const cpuAfter = await cpuMs(relay.pid);
+  const client = process.cpuUsage(clientBefore);
   const latencies: number[] = [];
   for (const [id, at] of accepted) {
     const delivered = relay.deliveredAt.get(id);
@@ -160,6 +123,7 @@ export async function runRelayPhase(
     latencies: latencies.sort((a, b) => a - b),
     cpuMsPerMessage:
       cpuBefore === null || cpuAfter === null ? null : (cpuAfter - cpuBefore) / phase.messages,
+    clientCpuMsPerMessage: (client.user + client.system) / 1000 / phase.messages,
     peakRssKib: await peakRssKib(relay.pid),
   };
 }

@@ -77,7 +77,8 @@ export async function startSharedPair(
 /**
  * `phase` split across the instances at the same time. Accepted: every message over the longer
  * of the two acceptance times; end to end: every message over the time until the destination has
- * them all; CPU per message: both processes' time over all messages; RSS: the larger.
+ * them all; CPU per message: both processes' time over all messages (the bench client's measured
+ * here, as the phases' own windows each count the whole process); RSS: the larger.
  */
 export async function runSplitPhase(
   relays: readonly BenchRelay[],
@@ -85,6 +86,7 @@ export async function runSplitPhase(
   phase: RelayPhase,
 ): Promise<RelayPhaseResult> {
   const before = destination.delivered();
+  const clientBefore = process.cpuUsage();
   const started = performance.now();
   const share = {
     messages: phase.messages / relays.length,
@@ -95,6 +97,7 @@ export async function runSplitPhase(
   );
   await destination.waitFor(before + phase.messages);
   const seconds = (performance.now() - started) / 1000;
+  const client = process.cpuUsage(clientBefore);
   const cpu = results.map((result) => result.cpuMsPerMessage);
   return {
     acceptedPerSec:
@@ -104,6 +107,7 @@ export async function runSplitPhase(
     cpuMsPerMessage: cpu.includes(null)
       ? null
       : cpu.reduce((sum: number, value) => sum + (value ?? 0), 0) / relays.length,
+    clientCpuMsPerMessage: (client.user + client.system) / 1000 / phase.messages,
     peakRssKib: Math.max(...results.map((result) => result.peakRssKib ?? 0)) || null,
   };
 }
