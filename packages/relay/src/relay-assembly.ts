@@ -283,6 +283,8 @@ export async function assembleRelay(opened: OpenedState): Promise<Relay> {
           );
         }
         await smtpClosed;
+        // After the deliveries in hand: what is still in flight now fails locally and is retried.
+        await outbound.close();
         await webhooks.stop();
         await ledger.close();
         await throttle.close();

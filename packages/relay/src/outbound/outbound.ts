@@ -12,8 +12,7 @@ import {
 import type { DeliveryEvent } from "./delivery-events.js";
 import { createMxResolver } from "./mx-resolver.js";
 import { createSendGate } from "./send-gate.js";
-import { createSmtpSessionPool } from "./smtp-session-pool.js";
-import { createSmtpTransport } from "./smtp-transport.js";
+import { createSmtpTransportThread } from "./smtp-transport-thread.js";
 import { createSyncDelivery } from "./sync-delivery.js";
 
 /** The configuration outbound delivery reads (a view of the relay's live configuration). */
@@ -90,6 +89,8 @@ export interface Outbound {
   attempt: DeliveryAttempt;
   /** Whether mail from `domain` must leave over TLS (`require_tls`, per domain or global). */
   requireTls(domain: string): boolean;
+  /** Stops the SMTP worker thread (a delivery after this starts it again). */
+  close(): Promise<void>;
 }
 
 /**
@@ -122,8 +123,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
   const clock = deps.clock ?? systemClock;
   const gate = createSendGate(() => deps.settings().send_delay_secs, clock);
   const defaultHelo = hostname();
-  // Consecutive messages to one host share a connection (RSET between them).
-  const pool = createSmtpSessionPool();
+  const smtp = createSmtpTransportThread();
 
   // Resolver and transport are cheap closures: built from the settings of the moment, so an
   // edited configuration applies to the next attempt.
@@ -131,10 +131,9 @@ export function createOutbound(deps: OutboundDeps): Outbound {
     const settings = deps.settings();
     return createDeliveryAttempt({
       resolveMx: createMxResolver({ dns: deps.dns, overrides: settings.mx_override }),
-      transport: createSmtpTransport({
+      transport: smtp.transport({
         heloHostname: settings.helo_hostname ?? defaultHelo,
         timeoutMs: settings.smtp_timeout_secs * 1000,
-        pool,
       }),
       gate,
       emit: deps.emit,
@@ -158,6 +157,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
   return {
     attempt,
     requireTls,
+    close: () => smtp.close(),
     async deliver(message) {
       const startedAt = nowSecs();
       const pks = await deps.queue.insert(
