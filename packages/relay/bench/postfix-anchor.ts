@@ -10,7 +10,8 @@ import { existsSync } from "node:fs";
 import { chmod, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { freePort, makeTempDir } from "@rd/common/test-kit";
+import { freePort, machineCpuMs, makeTempDir } from "@rd/common/test-kit";
+import { perMessage } from "./relay-phases.js";
 
 const run = promisify(execFile);
 const SBIN = "/usr/sbin";
@@ -90,6 +91,8 @@ export interface PostfixPhaseResult {
   endToEndPerSec: number;
   /** Arrival-to-delivered delays (s) from Postfix's own log (`delay=`), sorted. */
   delays: number[];
+  /** Busy CPU of the whole machine per message (smtp-source and the sink included). */
+  machineCpuMsPerMessage: number | null;
 }
 
 /** A private Postfix instance relaying everything to the sink. */
@@ -160,6 +163,7 @@ export async function startPostfix(sink: SinkProcess): Promise<PostfixInstance> 
         () => 0,
       );
       const before = sink.delivered();
+      const machineBefore = await machineCpuMs();
       const started = performance.now();
       await run(join(SBIN, "smtp-source"), [
         ...(reuse ? ["-d"] : []),
@@ -170,6 +174,7 @@ export async function startPostfix(sink: SinkProcess): Promise<PostfixInstance> 
       const accepted = performance.now();
       await sink.waitFor(before + messages);
       const drained = performance.now();
+      const machineAfter = await machineCpuMs();
       // postlogd writes asynchronously: wait until every delivery of the phase is logged.
       let delays: number[] = [];
       await waitUntil(
@@ -184,6 +189,7 @@ export async function startPostfix(sink: SinkProcess): Promise<PostfixInstance> 
         acceptedPerSec: messages / ((accepted - started) / 1000),
         endToEndPerSec: messages / ((drained - started) / 1000),
         delays: delays.sort((a, b) => a - b),
+        machineCpuMsPerMessage: perMessage(machineBefore, machineAfter, messages),
       };
     },
     close: stop,

@@ -7,7 +7,7 @@
  * body once per phase: the relay phases saturate the machine, so the client's CPU (reported per
  * message) is taken from the relay.
  */
-import { cpuMs, peakRssKib, resetPeakRss } from "@rd/common/test-kit";
+import { cpuMs, machineCpuMs, peakRssKib, resetPeakRss } from "@rd/common/test-kit";
 import {
   type BenchRelay,
   bodyOf,
@@ -35,6 +35,8 @@ export interface RelayPhaseResult {
   cpuMsPerMessage: number | null;
   /** CPU of this process (the load generator and the ledger reader) per message. */
   clientCpuMsPerMessage: number;
+  /** Busy CPU of the whole machine per message (relay, load generator, sink, kernel). */
+  machineCpuMsPerMessage: number | null;
   peakRssKib: number | null;
 }
 
@@ -104,12 +106,14 @@ export async function runRelayPhase(
   await resetPeakRss(relay.pid);
   const cpuBefore = await cpuMs(relay.pid);
   const clientBefore = process.cpuUsage();
+  const machineBefore = await machineCpuMs();
   const started = performance.now();
   await (phase.via === "http" ? viaHttp : viaSmtp)(relay, phase, accepted, offset);
   const acceptedAt = performance.now();
   await destination.waitFor(before + phase.messages);
   const drainedAt = performance.now();
   const cpuAfter = await cpuMs(relay.pid);
+  const machineAfter = await machineCpuMs();
   const client = process.cpuUsage(clientBefore);
   const latencies: number[] = [];
   for (const [id, at] of accepted) {
@@ -121,11 +125,16 @@ export async function runRelayPhase(
     acceptedPerSec: phase.messages / ((acceptedAt - started) / 1000),
     endToEndPerSec: phase.messages / ((drainedAt - started) / 1000),
     latencies: latencies.sort((a, b) => a - b),
-    cpuMsPerMessage:
-      cpuBefore === null || cpuAfter === null ? null : (cpuAfter - cpuBefore) / phase.messages,
+    cpuMsPerMessage: perMessage(cpuBefore, cpuAfter, phase.messages),
     clientCpuMsPerMessage: (client.user + client.system) / 1000 / phase.messages,
+    machineCpuMsPerMessage: perMessage(machineBefore, machineAfter, phase.messages),
     peakRssKib: await peakRssKib(relay.pid),
   };
+}
+
+/** A counter's growth per message, or null when it could not be read. */
+export function perMessage(before: number | null, after: number | null, messages: number) {
+  return before === null || after === null ? null : (after - before) / messages;
 }
 
 /** The `q` quantile (0…1) of sorted values, or undefined when there are none. */

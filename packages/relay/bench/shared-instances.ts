@@ -6,10 +6,15 @@
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { cpuMs, MARIADB, serviceAvailable } from "@rd/common/test-kit";
+import { cpuMs, MARIADB, machineCpuMs, serviceAvailable } from "@rd/common/test-kit";
 import { createConnection } from "mysql2/promise";
 import { type BenchRelay, type Destination, startBenchRelay } from "./bench-relay.js";
-import { type RelayPhase, type RelayPhaseResult, runRelayPhase } from "./relay-phases.js";
+import {
+  perMessage,
+  type RelayPhase,
+  type RelayPhaseResult,
+  runRelayPhase,
+} from "./relay-phases.js";
 
 export interface SharedPair {
   readonly relays: readonly [BenchRelay, BenchRelay];
@@ -87,6 +92,7 @@ export async function runSplitPhase(
 ): Promise<RelayPhaseResult> {
   const before = destination.delivered();
   const clientBefore = process.cpuUsage();
+  const machineBefore = await machineCpuMs();
   const started = performance.now();
   const share = {
     messages: phase.messages / relays.length,
@@ -97,6 +103,7 @@ export async function runSplitPhase(
   );
   await destination.waitFor(before + phase.messages);
   const seconds = (performance.now() - started) / 1000;
+  const machineAfter = await machineCpuMs();
   const client = process.cpuUsage(clientBefore);
   const cpu = results.map((result) => result.cpuMsPerMessage);
   return {
@@ -108,6 +115,7 @@ export async function runSplitPhase(
       ? null
       : cpu.reduce((sum: number, value) => sum + (value ?? 0), 0) / relays.length,
     clientCpuMsPerMessage: (client.user + client.system) / 1000 / phase.messages,
+    machineCpuMsPerMessage: perMessage(machineBefore, machineAfter, phase.messages),
     peakRssKib: Math.max(...results.map((result) => result.peakRssKib ?? 0)) || null,
   };
 }

@@ -9,7 +9,7 @@ export {
   type OpenApiPaths,
   registeredOperations,
 } from "./openapi-coverage.js";
-export { cpuMs, peakRssKib, resetPeakRss } from "./process-usage.js";
+export { cpuMs, machineCpuMs, peakRssKib, resetPeakRss } from "./process-usage.js";
 export { sampleValue } from "./prometheus-text.js";
 export { type ReadyWait, ServiceProcess } from "./service-process.js";
 export { type ExternalService, MARIADB, serviceAvailable } from "./services.js";

@@ -31,3 +31,21 @@ export async function cpuMs(pid: number): Promise<number | null> {
     return null;
   }
 }
+
+/**
+ * CPU time (ms) the whole machine has spent busy, every core and the kernel's own work included
+ * (user, nice, system, irq, softirq; not idle, iowait or steal): the cost of a benchmark phase
+ * with its load generator, its destination and the kernel's share, for systems of several
+ * processes compared side by side.
+ */
+export async function machineCpuMs(): Promise<number | null> {
+  try {
+    const line = (await readFile("/proc/stat", "utf8")).split("\n", 1)[0] ?? "";
+    // user nice system idle iowait irq softirq steal …, in USER_HZ ticks (100 per second).
+    const ticks = line.trim().split(/\s+/).slice(1).map(Number);
+    const busy = [0, 1, 2, 5, 6].reduce((sum, index) => sum + (ticks[index] ?? Number.NaN), 0);
+    return Number.isFinite(busy) ? busy * 10 : null;
+  } catch {
+    return null;
+  }
+}
