@@ -1,48 +1,17 @@
-import { createServer, type Server } from "node:net";
 import { threadId } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseOverrideEntry } from "../../src/outbound/mx-resolver.js";
 import { createSmtpTransportThread } from "../../src/outbound/smtp-transport-thread.js";
-import { type SmtpSink, type SmtpSinkOptions, startSmtpSink } from "../fixtures/smtp-sink.js";
 import { failure } from "./delivery-failure.js";
+import { closedPort, MESSAGE, request, sinkRegistry } from "./transport-fixtures.js";
 
-const MESSAGE = Buffer.from(
-  "From: a@sender.test\r\nTo: b@rcpt.test\r\nSubject: hello\r\n\r\nbody line\r\n.leading dot\r\n",
-);
-
-const sinks: SmtpSink[] = [];
-async function sink(options: SmtpSinkOptions = {}): Promise<SmtpSink> {
-  const started = await startSmtpSink(options);
-  sinks.push(started);
-  return started;
-}
+const { sink, closeAll } = sinkRegistry();
 const thread = createSmtpTransportThread();
 afterEach(async () => {
   await thread.close();
-  await Promise.all(sinks.splice(0).map((s) => s.close()));
+  await closeAll();
 });
 
 const transport = () => thread.transport({ heloHostname: "relay.sender.test", timeoutMs: 2000 });
-
-function request(hosts: string[], onHost?: (host: string) => void) {
-  return {
-    envelopeFrom: "a@sender.test",
-    rcpt: "b@rcpt.test",
-    raw: MESSAGE,
-    hosts: hosts.map(parseOverrideEntry),
-    requireTls: false,
-    onHost,
-  };
-}
-
-/** A port on loopback where nothing listens (connection refused). */
-async function closedPort(): Promise<string> {
-  const server: Server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
-}
 
 describe("SMTP transport in a worker thread", () => {
   it("delivers the exact bytes from another thread than the caller's", async () => {
@@ -63,7 +32,9 @@ describe("SMTP transport in a worker thread", () => {
     const down = await closedPort();
     const mx = await sink({ tls: "none" });
     const told: string[] = [];
-    const delivering = transport()(request([down, mx.address], (host) => told.push(host)));
+    const delivering = transport()(
+      request([down, mx.address], { onHost: (host) => told.push(host) }),
+    );
     expect(told).toEqual([down]);
     await delivering;
     expect(told).toEqual([down, mx.address]);

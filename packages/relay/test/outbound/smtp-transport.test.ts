@@ -1,44 +1,12 @@
-import { createServer, type Server } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseOverrideEntry } from "../../src/outbound/mx-resolver.js";
 import { createSmtpTransport } from "../../src/outbound/smtp-transport.js";
-import { type SmtpSink, type SmtpSinkOptions, startSmtpSink } from "../fixtures/smtp-sink.js";
 import { failure } from "./delivery-failure.js";
+import { closedPort, MESSAGE, request, sinkRegistry } from "./transport-fixtures.js";
 
-const MESSAGE = Buffer.from(
-  "From: a@sender.test\r\nTo: b@rcpt.test\r\nSubject: hello\r\n\r\nbody line\r\n.leading dot\r\n",
-);
-
-const sinks: SmtpSink[] = [];
-async function sink(options: SmtpSinkOptions = {}): Promise<SmtpSink> {
-  const started = await startSmtpSink(options);
-  sinks.push(started);
-  return started;
-}
-afterEach(async () => {
-  await Promise.all(sinks.splice(0).map((s) => s.close()));
-});
+const { sink, closeAll } = sinkRegistry();
+afterEach(closeAll);
 
 const transport = createSmtpTransport({ heloHostname: "relay.sender.test", timeoutMs: 2000 });
-
-function request(hosts: string[], requireTls = false) {
-  return {
-    envelopeFrom: "a@sender.test",
-    rcpt: "b@rcpt.test",
-    raw: MESSAGE,
-    hosts: hosts.map(parseOverrideEntry),
-    requireTls,
-  };
-}
-
-/** A port on loopback where nothing listens (connection refused). */
-async function closedPort(): Promise<string> {
-  const server: Server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
-}
 
 describe("SMTP transport", () => {
   it("upgrades with STARTTLS when offered and delivers the exact bytes with EHLO helo_hostname", async () => {
@@ -70,7 +38,7 @@ describe("SMTP transport", () => {
 
   it("with TLS required, a server without STARTTLS is a temporary failure and gets nothing", async () => {
     const mx = await sink({ tls: "none" });
-    const error = await failure(transport(request([mx.address], true)));
+    const error = await failure(transport(request([mx.address], { requireTls: true })));
     expect(error.permanent).toBe(false);
     expect(error.message).toContain("does not offer STARTTLS");
     expect(mx.messages).toHaveLength(0);
@@ -78,7 +46,7 @@ describe("SMTP transport", () => {
 
   it("with TLS required, a failed handshake is not retried in plaintext", async () => {
     const mx = await sink({ tls: "broken" });
-    const error = await failure(transport(request([mx.address], true)));
+    const error = await failure(transport(request([mx.address], { requireTls: true })));
     expect(error.permanent).toBe(false);
     expect(error.message).toContain("TLS handshake");
     expect(mx.connections).toBe(1);
@@ -86,7 +54,7 @@ describe("SMTP transport", () => {
 
   it("with TLS required, a STARTTLS server still receives the mail", async () => {
     const mx = await sink();
-    expect((await transport(request([mx.address], true))).tls).toBe(true);
+    expect((await transport(request([mx.address], { requireTls: true }))).tls).toBe(true);
   });
 
   it("moves on to the next host when a connection is refused, naming each host tried", async () => {
