@@ -1,5 +1,4 @@
-import { createWriteStream } from "node:fs";
-import { mkdir, rm } from "node:fs/promises";
+import { mkdir, open, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -56,8 +55,11 @@ export async function walkZipStream(
   const counter = new ByteCounter();
   try {
     await mkdir(tempDir, { recursive: true, mode: PRIVATE_DIR_MODE });
-    const scratch = { flags: "wx", mode: PRIVATE_FILE_MODE };
-    await pipeline(source, counter, createWriteStream(path, scratch));
+    // NOTE: the file is open before the first byte is read. A write stream opening it on its
+    // own could still be opening it when a download failing at once ends the pipeline: the
+    // removal below then found nothing, and the file appeared after it (seen under load).
+    const scratch = await open(path, "wx", PRIVATE_FILE_MODE);
+    await pipeline(source, counter, scratch.createWriteStream());
     return { ...(await walkZipFile(path, visit, maxExpandedBytes)), size: counter.bytes };
   } finally {
     source.destroy();

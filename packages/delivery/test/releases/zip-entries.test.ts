@@ -1,12 +1,16 @@
-import { createReadStream } from "node:fs";
+import { pbkdf2 } from "node:crypto";
+import { createReadStream, readdirSync } from "node:fs";
 import { readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { text } from "node:stream/consumers";
+import { promisify } from "node:util";
 import { makeTempDir } from "@rd/common/test-kit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { walkZipStream } from "../../src/releases/zip-entries.js";
 import { buildZip, withRawName } from "./zip-fixture.js";
+
+const pbkdf2Async = promisify(pbkdf2);
 
 describe("zip entries", () => {
   let temp: { path: string; remove(): Promise<void> };
@@ -92,6 +96,28 @@ describe("zip entries", () => {
     expect(await readdir(join(temp.path, "spool"))).toEqual([]);
     await walk(await buildZip([["a.txt", "a"]]));
     expect(await readdir(join(temp.path, "spool"))).toEqual([]);
+  });
+
+  it("has its temp file open before it reads the download, so one failing at once leaves none", async () => {
+    const spool = join(temp.path, "spool");
+    const seenAtFirstRead: string[][] = [];
+    const broken = new Readable({
+      read() {
+        seenAtFirstRead.push(readdirSync(spool));
+        this.destroy(new Error("connection reset"));
+      },
+    });
+    const walking = walkZipStream(broken, spool, async () => {});
+    // Keeps libuv's thread pool busy (queued just behind the walk's first step) so that a file
+    // opened in the background would still be opening when the download is first read.
+    const busy = Array.from({ length: 8 }, () => pbkdf2Async("x", "salt", 100_000, 32, "sha256"));
+    await expect(walking).rejects.toThrow("connection reset");
+    await Promise.all(busy);
+    // Created before the first byte was asked for (never by an open still in flight after the
+    // failure, which the removal would miss), and removed once the download failed.
+    expect(seenAtFirstRead).toEqual([[expect.stringMatching(/\.zip$/)]]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await readdir(spool)).toEqual([]);
   });
 
   it("reads a zip written to disk the same way", async () => {
