@@ -6,6 +6,9 @@ import { migrate } from "./migrations.js";
 /** File name of the SQLite database inside `RELAY_DB`. */
 export const STATE_FILE = "relay.sqlite";
 
+/** The page cache's bound, in SQLite's negative-KiB form. */
+export const PAGE_CACHE_KIB = -2000;
+
 /**
  * Opens (creating when needed) the state database in `dir`: WAL journal, foreign keys on,
  * pending migrations applied. The database and its WAL and shared-memory files are 0600 (it
@@ -19,6 +22,10 @@ export function openStateDatabase(dir: string): Database {
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
   db.pragma("foreign_keys = ON");
+  // SQLite's own 2 MiB page cache instead of better-sqlite3's 16 MiB default: the hot pages
+  // are the queue's newest rows and indexes, and a larger cache only grew the RSS with the
+  // number of messages kept (some 0.4 KiB a message, README "Memory under load").
+  db.pragma(`cache_size = ${PAGE_CACHE_KIB}`);
   // Wait instead of failing when `relay check` or a second process holds the write lock.
   db.pragma("busy_timeout = 5000");
   migrate(db);
