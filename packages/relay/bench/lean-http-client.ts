@@ -3,8 +3,9 @@
  * `smtp-source` is on its side: kept-alive connections, one request at a time on each, the
  * request written in one writev, and only the responses the relay gives understood (a status
  * line, headers with a Content-Length, the body); anything else (chunked, a 1xx, no length,
- * bytes nobody asked for) fails the request loudly. NOTE: the bench shares a saturated machine
- * with the relay, so the client's CPU is taken from it: over `node:http` the bench process
+ * bytes nobody asked for) fails the request loudly. NOTE: the bench shares both cores with the
+ * relay (its single-instance phases keep some 1.5 of 2 busy), so the client's CPU is taken
+ * from it: over `node:http` the bench process
  * spent 0.55–0.64 ms per 1 KiB message, over this client 0.27–0.33 (`fetch` costs several
  * times `node:http`).
  */

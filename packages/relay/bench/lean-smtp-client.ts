@@ -2,8 +2,8 @@
  * A minimal SMTP submission client on `node:net`, modelled on Postfix's `smtp-source`: one
  * message per connection, each command written only after the previous reply (no
  * pipelining), the message and DATA's closing "." in one write, Nagle off, every reply code
- * checked. NOTE: the bench shares a saturated machine with the relay, so the client's CPU is
- * taken from it: over nodemailer's SMTPConnection the bench process spent 1.1–1.3 ms per 1 KiB
+ * checked. NOTE: the bench shares both cores with the relay, so the client's CPU is taken
+ * from it: over nodemailer's SMTPConnection the bench process spent 1.1–1.3 ms per 1 KiB
  * message, over this client 0.8 (`smtp-source` against Postfix: 0.24).
  */
 import { connect } from "node:net";

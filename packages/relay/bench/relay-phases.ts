@@ -4,7 +4,7 @@
  * per message like `smtp-source`), every reply checked; measured until the destination has
  * them all. NOTE: the load generators are lean clients on `node:net` (`lean-http-client.ts`,
  * `lean-smtp-client.ts`) modelled on Postfix's `smtp-source`, and, like it, build the message
- * body once per phase: the relay phases saturate the machine, so the client's CPU (reported per
+ * body once per phase: the relay phases load both cores, so the client's CPU (reported per
  * message) is taken from the relay.
  */
 import { cpuMs, machineCpuMs, peakRssKib, resetPeakRss } from "@rd/common/test-kit";

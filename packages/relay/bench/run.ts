@@ -8,7 +8,7 @@
  * printed beside Postfix's and as a ratio to it. When Postfix is absent (and cannot be installed)
  * the relay runs alone against the test fixture sink, without ratios. The relay's load generators
  * are lean clients (see `relay-phases.ts`) modelled on `smtp-source`, which drives Postfix: the
- * machine is saturated, so a heavier client would slow the relay it measures. Every
+ * relay phases load both cores, so a heavier client would slow the relay it measures. Every
  * reply is checked and every message must reach the destination. *Machine CPU ms/msg* is the
  * busy time of every core (`/proc/stat`) per message, Postfix's rows and the relay's alike: what
  * each system, its load generator, the sink and the kernel cost together. Figures go to stdout

@@ -49,9 +49,10 @@ const OFF_THREAD_HASH_BYTES = 64 * 1024;
  * they are (up to the trailing empty lines), without a canonical copy.
  */
 export async function relaxedBodyHash(body: Buffer): Promise<string> {
-  const hash = createHash("sha256");
-  if (needsRewrite(body))
-    return hash.update(relaxedBody(body.toString("latin1")), "latin1").digest("base64");
+  if (needsRewrite(body)) {
+    const canonical = relaxedBody(body.toString("latin1"));
+    return createHash("sha256").update(canonical, "latin1").digest("base64");
+  }
   let end = body.length;
   while (end >= 2 && body[end - 2] === 0x0d && body[end - 1] === 0x0a) end -= 2;
   // A body that ended in CRLF keeps its first trailing one: the canonical form is a prefix.
@@ -59,6 +60,7 @@ export async function relaxedBodyHash(body: Buffer): Promise<string> {
     const digest = await webcrypto.subtle.digest("SHA-256", body.subarray(0, end + CRLF.length));
     return Buffer.from(digest).toString("base64");
   }
+  const hash = createHash("sha256");
   if (end > 0) hash.update(body.subarray(0, end)).update(CRLF);
   return hash.digest("base64");
 }
