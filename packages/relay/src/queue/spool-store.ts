@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, fsync, mkdirSync, openSync, statSync, write, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, statSync, write, writeSync } from "node:fs";
 import { link, readdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "@rd/common";
+import { syncFd, syncToDisk } from "../state/disk-sync.js";
 
 /** Name of the spool directory inside `RELAY_DB` (decisions, "Queue"). */
 export const SPOOL_DIR_NAME = "spool";
@@ -21,7 +22,6 @@ const RECENT_BYTES = 16 * 1024 * 1024;
 /** A message up to this size is written on the event loop (see `writeAndSync`). */
 const SYNC_WRITE_BYTES = 64 * 1024;
 
-const fsyncFd = promisify(fsync);
 const writeFd = promisify(write);
 
 // `<32 hex>.eml`: the only names the store creates, reads or deletes, so a name taken from a
@@ -77,15 +77,6 @@ function checkedName(name: string): string {
   return name;
 }
 
-async function syncDirectory(dir: string): Promise<void> {
-  const fd = openSync(dir, "r");
-  try {
-    await fsyncFd(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /**
  * Writes all of `message` to `fd`, then syncs it. NOTE: opening, writing and closing a small
  * file are page-cache operations of microseconds, made here on the event loop (as the state
@@ -100,7 +91,7 @@ async function writeAndSync(fd: number, message: Buffer): Promise<void> {
     while (at < message.length) at += writeSync(fd, message, at);
   }
   while (at < message.length) at += (await writeFd(fd, message, at)).bytesWritten;
-  await fsyncFd(fd);
+  await syncFd(fd);
 }
 
 async function removeQuietly(path: string): Promise<void> {
@@ -174,7 +165,7 @@ export function createSpoolStore(dir: string): SpoolStore {
     async store(message, count) {
       const names = await write(message, count);
       try {
-        await syncDirectory(dir);
+        await syncToDisk(dir);
       } catch (error) {
         for (const name of names) forget(name);
         await Promise.all(names.map((name) => removeQuietly(pathOf(name))));
@@ -185,7 +176,7 @@ export function createSpoolStore(dir: string): SpoolStore {
 
     syncDirectory: async () => {
       try {
-        await syncDirectory(dir);
+        await syncToDisk(dir);
       } catch (error) {
         throw new SpoolError("write", error);
       }

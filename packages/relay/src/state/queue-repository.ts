@@ -1,5 +1,5 @@
-import { open } from "node:fs/promises";
 import type { Database } from "better-sqlite3";
+import { syncToDisk } from "./disk-sync.js";
 import { QUEUE_STATES, type QueueEntry, type QueueState } from "./queue-entry.js";
 import {
   decodeLabels,
@@ -298,12 +298,7 @@ export function createQueueRepository(db: Database): QueueRepository {
       // NOTE: in WAL mode with `synchronous = NORMAL` a commit is written to the WAL without a
       // sync, and a checkpoint syncs the WAL before it copies it (SQLite, "PRAGMA synchronous"),
       // so syncing the WAL file after the commit is what FULL would have done inside it.
-      const wal = await open(`${db.name}-wal`, "r");
-      try {
-        await wal.datasync();
-      } finally {
-        await wal.close();
-      }
+      await syncToDisk(`${db.name}-wal`, { dataOnly: true });
     },
     recordRetry(pk, { attempts, lastError, now }) {
       setRetry.run({ pk, attempts, lastError, now });
