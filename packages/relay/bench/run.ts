@@ -1,7 +1,8 @@
 /**
  * Relay against Postfix, side by side in one run: `npm run build && npm run bench:relay`
  * (`-- --no-10k` skips the 10,000-message memory phase; `-- --shared-only` runs only the single
- * SQLite instance and the two instances on MariaDB, for their ratio, without Postfix).
+ * SQLite instance and the two instances on MariaDB, for their ratio, without Postfix;
+ * `-- --memory-only` runs only the memory phases, three times over after a longer warm-up).
  *
  * Both systems deliver to the same destination, Postfix's `smtp-sink` on loopback (the relay
  * through `mx_override`), with the same message sizes and concurrency; each relay figure is
@@ -42,6 +43,12 @@ const LARGE = { size: MIB, messages: 200, concurrency: 20 };
 const WARMUP = 2000;
 const withTenThousand = !process.argv.includes("--no-10k");
 const sharedOnly = process.argv.includes("--shared-only");
+const memoryOnly = process.argv.includes("--memory-only");
+/**
+ * `--memory-only`'s warm-up: the worker thread that delivers grows its heap once during the
+ * first 10,000 to 20,000 messages (README, "Memory under load").
+ */
+const MEMORY_WARMUP = 20_000;
 const nodeArgs = (process.env.RELAY_BENCH_NODE_OPTIONS ?? "").split(" ").filter(Boolean);
 
 const rate = (value: number) => value.toFixed(0);
@@ -88,15 +95,19 @@ async function main(): Promise<void> {
   let relays: BenchRelay[] = [];
   let pair: SharedPair | undefined;
   try {
-    postfix = sink && !sharedOnly ? await startPostfix(sink) : undefined;
     const asyncRelay = await startBenchRelay({ asyncMode: true, destination, nodeArgs });
     relays = [asyncRelay];
-    const syncRelay = sharedOnly
-      ? undefined
-      : await startBenchRelay({ asyncMode: false, destination, nodeArgs });
-    if (syncRelay) relays = [asyncRelay, syncRelay];
-    pair = await startSharedPair(destination, nodeArgs);
-    await runPhases(postfix, asyncRelay, syncRelay, destination, pair);
+    if (memoryOnly) {
+      await runMemoryRounds(asyncRelay, destination);
+    } else {
+      postfix = sink && !sharedOnly ? await startPostfix(sink) : undefined;
+      const syncRelay = sharedOnly
+        ? undefined
+        : await startBenchRelay({ asyncMode: false, destination, nodeArgs });
+      if (syncRelay) relays = [asyncRelay, syncRelay];
+      pair = await startSharedPair(destination, nodeArgs);
+      await runPhases(postfix, asyncRelay, syncRelay, destination, pair);
+    }
   } finally {
     await pair?.close();
     await Promise.all(relays.map((relay) => relay.close()));
@@ -104,7 +115,7 @@ async function main(): Promise<void> {
     await sink?.close();
     await fixture?.close();
   }
-  printTable(postfix !== undefined);
+  printTable(sink !== undefined);
 }
 
 function fixtureDestination(fixture: SmtpSink): Destination {
@@ -121,6 +132,38 @@ const rows: Row[] = [];
 let sharedRatio =
   "two instances on one MariaDB: not measured (MariaDB not reachable at 127.0.0.1:3306)";
 
+function log(row: Row): void {
+  rows.push(row);
+  console.error(`done: ${format(row)}`);
+}
+
+function relayRow(system: string, result: RelayPhaseResult, anchor?: PostfixPhaseResult): void {
+  log({
+    system,
+    accepted: result.acceptedPerSec,
+    endToEnd: result.endToEndPerSec,
+    // A synchronous answer comes after the delivery: there is no wait to report.
+    latencies: system.startsWith("relay sync") ? [] : result.latencies,
+    anchor,
+    cpu: result.cpuMsPerMessage,
+    clientCpu: result.clientCpuMsPerMessage,
+    machineCpu: result.machineCpuMsPerMessage,
+    rss: result.peakRssKib,
+  });
+}
+
+/** The two memory phases three times over on one relay, after `MEMORY_WARMUP` messages. */
+async function runMemoryRounds(relay: BenchRelay, destination: Destination): Promise<void> {
+  const http = (messages: number): RelayPhase => ({ ...SMALL, via: "http", messages });
+  await runRelayPhase(relay, destination, http(MEMORY_WARMUP));
+  for (let round = 1; round <= 3; round += 1) {
+    for (const messages of [1000, 10_000]) {
+      const label = `relay async /send-raw, 1 KiB × ${messages.toLocaleString("en")} (memory, round ${round})`;
+      relayRow(label, await runRelayPhase(relay, destination, http(messages)));
+    }
+  }
+}
+
 async function runPhases(
   postfix: PostfixInstance | undefined,
   asyncRelay: BenchRelay,
@@ -128,23 +171,6 @@ async function runPhases(
   destination: Destination,
   pair: SharedPair | undefined,
 ): Promise<void> {
-  const log = (row: Row) => {
-    rows.push(row);
-    console.error(`done: ${format(row)}`);
-  };
-  const relayRow = (system: string, result: RelayPhaseResult, anchor?: PostfixPhaseResult) =>
-    log({
-      system,
-      accepted: result.acceptedPerSec,
-      endToEnd: result.endToEndPerSec,
-      // A synchronous answer comes after the delivery: there is no wait to report.
-      latencies: system.startsWith("relay sync") ? [] : result.latencies,
-      anchor,
-      cpu: result.cpuMsPerMessage,
-      clientCpu: result.clientCpuMsPerMessage,
-      machineCpu: result.machineCpuMsPerMessage,
-      rss: result.peakRssKib,
-    });
   const postfixRow = (system: string, result: PostfixPhaseResult | undefined) => {
     if (result)
       log({
@@ -215,16 +241,16 @@ async function runPhases(
   );
 }
 
-function printTable(withPostfix: boolean): void {
+function printTable(toPostfixSink: boolean): void {
   console.log(
-    `\n${machine()}; ${withPostfix ? "destination: Postfix smtp-sink" : "Postfix absent: fixture sink, no ratios"}\n`,
+    `\n${machine()}; ${toPostfixSink ? "destination: Postfix smtp-sink" : "Postfix absent: fixture sink, no ratios"}\n`,
   );
   console.log(
     "| system | accepted msg/s | accepted ratio | end to end msg/s | end-to-end ratio | p50 latency (ms) | p99 latency (ms) | relay CPU ms/msg | bench client CPU ms/msg | machine CPU ms/msg | relay peak RSS (MiB) |",
   );
   console.log("|---|---|---|---|---|---|---|---|---|---|---|");
   for (const row of rows) console.log(`| ${format(row)} |`);
-  console.log(`\n${sharedRatio}`);
+  if (!memoryOnly) console.log(`\n${sharedRatio}`);
 }
 
 await main();
