@@ -3,7 +3,7 @@ import { makeTempDir } from "@rd/common/test-kit";
 import BetterSqlite3 from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MIGRATIONS, type Migration, migrate } from "../../src/state/migrations.js";
-import { openStateDatabase, STATE_FILE } from "../../src/state/state-database.js";
+import { openStateDatabase, PAGE_CACHE_KIB, STATE_FILE } from "../../src/state/state-database.js";
 
 describe("state database migrations", () => {
   let dir: { path: string; remove(): Promise<void> };
@@ -22,6 +22,17 @@ describe("state database migrations", () => {
     const again = openStateDatabase(dir.path);
     expect(again.prepare("SELECT COUNT(*) AS n FROM clients").get()).toEqual({ n: 1 });
     again.close();
+  });
+
+  it("opens with SQLite's 2 MiB page cache, not better-sqlite3's 16 MiB, in WAL mode", () => {
+    const db = openStateDatabase(dir.path);
+    try {
+      expect(PAGE_CACHE_KIB).toBe(-2000);
+      expect(db.pragma("cache_size", { simple: true })).toBe(PAGE_CACHE_KIB);
+      expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+    } finally {
+      db.close();
+    }
   });
 
   it("runs only the migrations a database has not seen, in order", () => {
