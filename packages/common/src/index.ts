@@ -11,6 +11,7 @@ export {
 } from "./command-line.js";
 export { type BootCulprit, bootStep, ConfigError } from "./config-error.js";
 export { deepFreeze } from "./deep-freeze.js";
+export { syncFd, syncToDisk } from "./disk-sync.js";
 export { messageOf } from "./error-message.js";
 export { AppError, defineError, isAppError } from "./errors.js";
 export { type ClosableHttpApp, closeHttpGracefully } from "./graceful-close.js";

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { open, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { PRIVATE_FILE_MODE } from "@rd/common";
+import { PRIVATE_FILE_MODE, syncToDisk } from "@rd/common";
 
 /**
  * Replaces `path` with `content` so that a crash at any moment leaves either the old file or
@@ -30,12 +30,7 @@ export async function writeFileAtomic(path: string, content: string): Promise<vo
     await rm(temp, { force: true });
     throw error;
   }
-  const directory = await open(dir, "r");
-  try {
-    await directory.sync();
-  } finally {
-    await directory.close();
-  }
+  await syncToDisk(dir);
 }
 
 /**

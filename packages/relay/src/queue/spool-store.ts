@@ -3,8 +3,7 @@ import { closeSync, mkdirSync, openSync, statSync, write, writeSync } from "node
 import { link, readdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "@rd/common";
-import { syncFd, syncToDisk } from "../state/disk-sync.js";
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, syncFd, syncToDisk } from "@rd/common";
 
 /** Name of the spool directory inside `RELAY_DB` (decisions, "Queue"). */
 export const SPOOL_DIR_NAME = "spool";

@@ -1,5 +1,5 @@
+import { syncToDisk } from "@rd/common";
 import type { Database } from "better-sqlite3";
-import { syncToDisk } from "./disk-sync.js";
 import { QUEUE_STATES, type QueueEntry, type QueueState } from "./queue-entry.js";
 import {
   decodeLabels,
