@@ -1,8 +1,17 @@
 import { type Logger, messageOf } from "@rd/common";
 import { sql } from "kysely";
 import { Errors } from "../errors.js";
+import { createGroupCommit } from "../state/group-commit.js";
 import type { QuotaWindow, SharedQuotaRepository } from "../state/quota-repository.js";
 import { retryingDeadlocks, type SharedDb } from "./shared-database.js";
+
+/** A charge of `consume`, and what it came to: the full windows, or the database's error. */
+interface Charge {
+  domain: string;
+  recipients: number;
+  windows: readonly QuotaWindow[];
+}
+type ChargeResult = QuotaWindow[] | Error | undefined;
 
 /** Counter rows remembered as existing; past this many (domains × windows) the memory starts over. */
 const KNOWN_ROWS_LIMIT = 10_000;
@@ -17,11 +26,10 @@ export function sharedDatabaseUnavailable(cause: unknown, logger: Logger): Error
 
 /**
  * Domain quotas counted in the shared database, so N per hour is N across every instance.
- * A charge locks the domain's counter rows of its windows (`SELECT … FOR UPDATE`, hour then day:
- * one order for all, so two charges wait for each other instead of deadlocking), checks them
- * and adds to them in one transaction: two instances never both see room for the last
- * recipients. The rows are created beforehand with `INSERT IGNORE`, outside that transaction,
- * so the transaction locks existing rows only and takes no gap lock.
+ * A charge is one UPDATE of the domain's counter rows of its windows that adds to all of them,
+ * each under its limit, or to none: InnoDB locks the rows for that statement, so two instances
+ * never both see room for the last recipients. The rows are created beforehand with
+ * `INSERT IGNORE`, so the UPDATE finds existing rows only and takes no gap lock.
  */
 export function createSharedQuotaRepository(db: SharedDb, logger: Logger): SharedQuotaRepository {
   const table = "relay_quota_usage" as const;
@@ -32,13 +40,16 @@ export function createSharedQuotaRepository(db: SharedDb, logger: Logger): Share
   const rowKey = (domain: string, window: QuotaWindow) =>
     `${domain}\0${window.period}\0${window.start}`;
 
-  async function charge(
+  /**
+   * Counts `recipients` in every window's row, each under its limit, or in none; true when
+   * counted. One statement: the domain's rows, which every send of the domain updates, stay
+   * locked for that statement only, not for a transaction's round trips.
+   */
+  async function count(
     domain: string,
     recipients: number,
     windows: readonly QuotaWindow[],
-  ): Promise<QuotaWindow[] | undefined> {
-    // Nothing to count (and an UPDATE adding 0 would change no row).
-    if (recipients === 0 || windows.length === 0) return undefined;
+  ): Promise<boolean> {
     const fresh = windows.filter((window) => !known.has(rowKey(domain, window)));
     if (fresh.length > 0) {
       await db
@@ -52,9 +63,6 @@ export function createSharedQuotaRepository(db: SharedDb, logger: Logger): Share
       if (known.size >= KNOWN_ROWS_LIMIT) known.clear();
       for (const window of fresh) known.add(rowKey(domain, window));
     }
-    // One statement counts in every window's row, each under its limit, or in none: the
-    // domain's rows, which every send of the domain updates, stay locked for that statement
-    // only, not for a transaction's round trips (the acceptance rate of a busy domain).
     const rows = windows.map((window, index) => ({ window, alias: sql.raw(`w${index}`) }));
     const result = await sql`
       UPDATE ${sql.join(rows.map(({ alias }) => sql`${sql.table(table)} AS ${alias}`))}
@@ -68,7 +76,15 @@ export function createSharedQuotaRepository(db: SharedDb, logger: Logger): Share
          ),
          sql` AND `,
        )}`.execute(db);
-    if (Number(result.numAffectedRows ?? 0) === windows.length) return undefined;
+    return Number(result.numAffectedRows ?? 0) === windows.length;
+  }
+
+  async function charge(
+    domain: string,
+    recipients: number,
+    windows: readonly QuotaWindow[],
+  ): Promise<QuotaWindow[] | undefined> {
+    if (await count(domain, recipients, windows)) return undefined;
     // Refused: which windows are full, for the answer. None is when the counts went down since
     // (a refund) or a row is missing (pruned by an instance whose clock is ahead): try again,
     // creating the rows again.
@@ -93,6 +109,40 @@ export function createSharedQuotaRepository(db: SharedDb, logger: Logger): Share
     return charge(domain, recipients, windows);
   }
 
+  /**
+   * The charges of concurrent sends, a group commit: those of one domain and windows (under load,
+   * most of them) are counted together in one statement when they all fit, and one by one, in
+   * their order, when they do not. A busy domain's counter rows then take one update per batch
+   * instead of one per send, each waiting for the previous one's lock and redo-log flush. A
+   * charge's result is its full windows, or the error that stopped it.
+   */
+  const charges = createGroupCommit(async (items: Charge[]) => {
+    const alike = new Map<string, Array<Charge & { index: number }>>();
+    for (const [index, item] of items.entries()) {
+      const key = JSON.stringify([item.domain, item.windows]);
+      alike.set(key, [...(alike.get(key) ?? []), { ...item, index }]);
+    }
+    const results: ChargeResult[] = items.map(() => undefined);
+    const countGroup = async (group: Array<Charge & { index: number }>) => {
+      const { domain, windows } = group[0] as Charge;
+      const total = group.reduce((sum, item) => sum + item.recipients, 0);
+      if (group.length > 1 && (await retryingDeadlocks(() => count(domain, total, windows)))) {
+        return;
+      }
+      for (const { index, recipients } of group) {
+        results[index] = await retryingDeadlocks(() => charge(domain, recipients, windows));
+      }
+    };
+    await Promise.all(
+      [...alike.values()].map((group) =>
+        countGroup(group).catch((error: unknown) => {
+          for (const { index } of group) results[index] ??= error as Error;
+        }),
+      ),
+    );
+    return results;
+  });
+
   /** Earlier windows of the domain; best effort, a later charge does it again. */
   function prune(domain: string, windows: readonly QuotaWindow[]) {
     for (const window of windows) {
@@ -107,11 +157,11 @@ export function createSharedQuotaRepository(db: SharedDb, logger: Logger): Share
 
   return {
     async consume(domain, recipients, windows) {
-      try {
-        return await retryingDeadlocks(() => charge(domain, recipients, windows));
-      } catch (error) {
-        throw sharedDatabaseUnavailable(error, logger);
-      }
+      // Nothing to count (and an UPDATE adding 0 would change no row).
+      if (recipients === 0 || windows.length === 0) return undefined;
+      const result = await charges({ domain, recipients, windows });
+      if (result instanceof Error) throw sharedDatabaseUnavailable(result, logger);
+      return result;
     },
     refund(domain, recipients, windows) {
       for (const window of windows) {

@@ -1,5 +1,6 @@
 import type { Logger } from "@rd/common";
 import { Errors } from "../errors.js";
+import { createGroupCommit } from "../state/group-commit.js";
 import {
   chunks,
   NO_CLIENT,
@@ -10,6 +11,9 @@ import {
 } from "../state/suppression-repository.js";
 import type { SharedDb } from "./shared-database.js";
 import { sharedDatabaseUnavailable } from "./shared-quota.js";
+
+/** A (client, address) pair as a map key (neither holds a NUL). */
+const pairKey = (clientId: string, address: string) => `${clientId}\0${address}`;
 
 const COLUMNS = ["id", "client_id", "address", "reason", "source", "created_at"] as const;
 
@@ -44,6 +48,41 @@ export function createSharedSuppressions(db: SharedDb, logger: Logger): Suppress
       .where("address", "=", address)
       .executeTakeFirst();
 
+  /**
+   * The lookups of concurrent sends, a group commit: under load one SELECT answers the
+   * recipients of every send that arrived while the previous one ran (each a read made after
+   * its send asked), instead of one statement per send.
+   */
+  const lookups = createGroupCommit(
+    async (items: Array<{ clientId: string; addresses: readonly string[] }>) => {
+      const pairs = items.flatMap(({ clientId, addresses }) =>
+        addresses.map((address) => ({ clientId, address })),
+      );
+      const found = new Map<string, SuppressionRow>();
+      for (const part of chunks(pairs)) {
+        const byClient = new Map<string, string[]>();
+        for (const { clientId, address } of part) {
+          byClient.set(clientId, [...(byClient.get(clientId) ?? []), address]);
+        }
+        const rows = await db
+          .selectFrom(table)
+          .select(COLUMNS)
+          .where((eb) =>
+            eb.or(
+              [...byClient].map(([clientId, wanted]) =>
+                eb.and([eb("client_id", "=", clientId), eb("address", "in", wanted)]),
+              ),
+            ),
+          )
+          .execute();
+        for (const row of rows) found.set(pairKey(row.client_id, row.address), toRow(row));
+      }
+      return items.map(({ clientId, addresses }) =>
+        [...new Set(addresses)].flatMap((address) => found.get(pairKey(clientId, address)) ?? []),
+      );
+    },
+  );
+
   return {
     async add(entry) {
       const scope = entry.client_id ?? NO_CLIENT;
@@ -64,17 +103,7 @@ export function createSharedSuppressions(db: SharedDb, logger: Logger): Suppress
     },
     async find(clientId, addresses) {
       try {
-        const found: SuppressionRow[] = [];
-        for (const part of chunks(addresses)) {
-          const rows = await db
-            .selectFrom(table)
-            .select(COLUMNS)
-            .where("client_id", "=", clientId ?? NO_CLIENT)
-            .where("address", "in", part)
-            .execute();
-          found.push(...rows.map(toRow));
-        }
-        return found;
+        return await lookups({ clientId: clientId ?? NO_CLIENT, addresses });
       } catch (error) {
         throw sharedDatabaseUnavailable(error, logger);
       }

@@ -41,6 +41,9 @@ export function createWebhookForwarder(deps: {
       // One subscription read per event type and journal read, not per event: under load a
       // read takes many events, and an endpoint added meanwhile is as new to the next read.
       const subscribed = new Map<string, Promise<boolean> | boolean>();
+      // The dispatcher is woken only for events that reached the outbox (it reads every
+      // endpoint when woken; with no subscriber, that read would follow every journal read).
+      let enqueued = false;
       for (const row of journal.pending(BATCH)) {
         if (stopped) return;
         const event = JSON.parse(row.event) as LabelledEvent;
@@ -49,11 +52,12 @@ export function createWebhookForwarder(deps: {
         if (await subscribed.get(event.event)) {
           const owner = await deps.ownerOf(event.message_id);
           await store.enqueue(outboxEvent(event, owner, row.event_id, row.at));
+          enqueued = true;
         }
         journal.remove(row.pk);
         again = true;
       }
-      if (again) deps.forwarded();
+      if (enqueued) deps.forwarded();
     } while (again && !stopped);
   }
 

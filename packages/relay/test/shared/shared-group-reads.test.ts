@@ -1,0 +1,181 @@
+import { createLogging } from "@rd/common";
+import { LogCapture, makeTempDir } from "@rd/common/test-kit";
+import type { KyselyPlugin, RootOperationNode } from "kysely";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openSharedDatabase, type SharedDb } from "../../src/shared/shared-database.js";
+import { createSharedQuotaRepository } from "../../src/shared/shared-quota.js";
+import { createSharedSuppressions } from "../../src/shared/shared-suppressions.js";
+import { createSharedWebhooks } from "../../src/shared/shared-webhooks.js";
+import type { QuotaWindow } from "../../src/state/quota-repository.js";
+import { openStateDatabase } from "../../src/state/state-database.js";
+import { createWebhookJournal } from "../../src/state/webhook-repository.js";
+import { createWebhookForwarder } from "../../src/webhooks/webhook-forwarder.js";
+import {
+  createSharedDatabase,
+  mariadbAvailable,
+  type TestSharedDatabase,
+} from "./shared-relays.js";
+
+// What concurrent sends share in the shared database: one quota UPDATE and one suppression
+// SELECT per batch of sends (each still answered with its own result), and no endpoint read
+// by the webhook dispatcher for events no endpoint takes.
+const available = await mariadbAvailable();
+
+/** The statements a Kysely instance sends, by their first word (raw SQL included). */
+function countingStatements(db: SharedDb): { db: SharedDb; counts: Map<string, number> } {
+  const counts = new Map<string, number>();
+  const verb = (node: RootOperationNode): string => {
+    if (node.kind !== "RawNode") return node.kind;
+    return (node.sqlFragments[0] ?? "").trim().split(/\s/)[0]?.toUpperCase() ?? "";
+  };
+  const plugin: KyselyPlugin = {
+    transformQuery({ node }) {
+      counts.set(verb(node), (counts.get(verb(node)) ?? 0) + 1);
+      return node;
+    },
+    transformResult: async ({ result }) => result,
+  };
+  return { db: db.withPlugin(plugin), counts };
+}
+
+const logger = () => createLogging({ destination: new LogCapture() }).forTarget("relay::shared");
+
+describe.skipIf(!available)("statements shared by concurrent sends", () => {
+  let database: TestSharedDatabase;
+  let db: SharedDb;
+  beforeEach(async () => {
+    database = await createSharedDatabase();
+    db = await openSharedDatabase(database.url);
+  });
+  afterEach(async () => {
+    await db.destroy();
+    await database.drop();
+  });
+
+  const windows = (perHour: number): QuotaWindow[] => [
+    { period: "per_hour", start: 3600, limit: perHour },
+    { period: "per_day", start: 0, limit: 0 },
+  ];
+
+  it("quota charges of one domain made together take one UPDATE, and admit the limit exactly", async () => {
+    const counting = countingStatements(db);
+    const quota = createSharedQuotaRepository(counting.db, logger());
+    // The first charge goes alone; the 19 made while it runs are counted together.
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => quota.consume("shop.test", 1, windows(100))),
+    );
+    expect(results.every((full) => full === undefined)).toBe(true);
+    expect(counting.counts.get("UPDATE")).toBe(2);
+
+    // 80 left: the batch of 20 × 5 does not fit whole, so its charges go one by one, in order.
+    const limited = await Promise.all(
+      Array.from({ length: 21 }, () => quota.consume("shop.test", 5, windows(100))),
+    );
+    expect(limited.slice(0, 16).every((full) => full === undefined)).toBe(true);
+    expect(limited.slice(16).map((full) => full?.map((window) => window.period))).toEqual(
+      Array.from({ length: 5 }, () => ["per_hour"]),
+    );
+    const [row] = await database.query<Array<{ recipients: number }>>(
+      "SELECT recipients FROM relay_quota_usage WHERE domain = 'shop.test' AND period = 'per_hour'",
+    );
+    expect(Number(row?.recipients)).toBe(100);
+  });
+
+  it("charges of different domains in one batch are counted each against its own limit", async () => {
+    const quota = createSharedQuotaRepository(db, logger());
+    await quota.consume("warm.test", 1, windows(10));
+    const [a, b, c] = await Promise.all([
+      quota.consume("a.test", 3, windows(3)),
+      quota.consume("b.test", 4, windows(3)),
+      quota.consume("a.test", 1, windows(3)),
+    ]);
+    expect(a).toBeUndefined();
+    expect(b?.map((window) => window.period)).toEqual(["per_hour"]);
+    expect(c?.map((window) => window.period)).toEqual(["per_hour"]);
+  });
+
+  it("suppression lookups made together take one SELECT, each answered with its own rows", async () => {
+    const counting = countingStatements(db);
+    const suppressions = createSharedSuppressions(counting.db, logger());
+    const at = new Date().toISOString();
+    for (const [client, address] of [
+      ["cli_a", "x@r.test"],
+      ["cli_b", "y@r.test"],
+      ["cli_b", "x@r.test"],
+    ] as const) {
+      await suppressions.add({
+        client_id: client,
+        address,
+        reason: "bounce",
+        source: "manual",
+        created_at: at,
+      });
+    }
+    counting.counts.clear();
+    const [first, a, b, none] = await Promise.all([
+      suppressions.find("cli_a", ["z@r.test"]),
+      suppressions.find("cli_a", ["x@r.test", "y@r.test", "x@r.test"]),
+      suppressions.find("cli_b", ["x@r.test", "y@r.test"]),
+      suppressions.find(null, ["x@r.test"]),
+    ]);
+    expect(counting.counts.get("SelectQueryNode")).toBe(2);
+    expect(first).toEqual([]);
+    expect(a.map((row) => [row.client_id, row.address])).toEqual([["cli_a", "x@r.test"]]);
+    expect(b.map((row) => row.address).sort()).toEqual(["x@r.test", "y@r.test"]);
+    expect(none).toEqual([]);
+  });
+
+  describe("the webhook forwarder", () => {
+    let dir: Awaited<ReturnType<typeof makeTempDir>>;
+    beforeEach(async () => {
+      dir = await makeTempDir("relay-forwarder-");
+    });
+    afterEach(async () => {
+      await dir.remove();
+    });
+
+    it("wakes the dispatcher only for events that reached the outbox", async () => {
+      const state = openStateDatabase(dir.path);
+      const journal = createWebhookJournal(state);
+      const store = createSharedWebhooks(db, logger());
+      let wakes = 0;
+      const forwarder = createWebhookForwarder({
+        journal,
+        store,
+        ownerOf: () => undefined,
+        forwarded: () => wakes++,
+        logger: logger(),
+      });
+      const forward = async (...ids: string[]) => {
+        for (const id of ids) {
+          journal.add({
+            event_id: `evt_${id}`,
+            at: Date.now(),
+            event: JSON.stringify({ event: "delivered", message_id: `<${id}@s.test>` }),
+          });
+        }
+        forwarder.wake();
+        for (let tries = 0; journal.pending(1).length > 0; tries++) {
+          if (tries > 500) throw new Error("the journal was not forwarded");
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      };
+
+      await forward("m1", "m2");
+      expect(wakes).toBe(0);
+
+      await store.addEndpoint({
+        id: "whk_1",
+        url: "http://127.0.0.1:9/hook",
+        events: ["delivered"],
+        secret: "s".repeat(32),
+        created_at: new Date().toISOString(),
+      });
+      await forward("m3");
+      await forwarder.stop();
+      expect(wakes).toBe(1);
+      expect(await store.pendingCount("whk_1")).toBe(1);
+      state.close();
+    });
+  });
+});
