@@ -12,9 +12,6 @@ import { createSyncLeases } from "./sync-leases.js";
 /** mysql2's errno of ER_DUP_ENTRY: a body id chosen here is taken already. */
 const DUPLICATE_ENTRY = 1062;
 
-/** Accepted entries remembered for `duePks`' order; past this many the memory starts over. */
-const ACCEPTED_KEPT = 100_000;
-
 /** A body's id: random, 1 … 2^48, so that rows can name their body before it is inserted. */
 const newBodyId = () => randomBytes(6).readUIntBE(0, 6) + 1;
 
@@ -43,9 +40,7 @@ function containsPattern(text: string): string {
  *
  * A claim takes the row with `SELECT … FOR UPDATE SKIP LOCKED` (an instance never waits for, nor
  * takes, an entry another is claiming) and marks it `sending` with a lease of `leaseSecs()`;
- * concurrent claims, and concurrent ends, share one transaction (`shared-claims.ts`). The due
- * list gives first the entries this instance accepted, then the others oldest first: under load
- * each instance mostly delivers what it accepted, and takes the rest when it has nothing else.
+ * concurrent claims, and concurrent ends, share one transaction (`shared-claims.ts`).
  * An entry still `sending` past its lease (its instance was killed, or lost the database) is due
  * again for every instance: delivery is at least once, and an attempt that outlives its lease
  * may be made twice (README, "Several instances"). A synchronous delivery's rows (inserted
@@ -61,14 +56,6 @@ export function createSharedQueue(deps: {
   const syncLeases = createSyncLeases(deps);
   const claims = createSharedClaims({ ...deps, syncLeases });
   const unavailable = (error: unknown) => sharedDatabaseUnavailable(error, logger);
-  // Entries this instance accepted and has not tried to claim yet: its due list gives them
-  // first. Every instance reads the same due list, oldest first; taken in that one order, two
-  // draining instances would race for the same entries, half their claims coming back empty.
-  const accepted = new Set<number>();
-  const remember = (pks: readonly number[]) => {
-    if (accepted.size + pks.length > ACCEPTED_KEPT) accepted.clear();
-    for (const pk of pks) accepted.add(pk);
-  };
   let step: number | undefined;
   /** `auto_increment_increment` (1 unless the server spaces ids, as Galera does), read once. */
   const autoIncrementStep = async () => {
@@ -171,16 +158,13 @@ export function createSharedQueue(deps: {
       syncLeases.hold(pks.filter((_, index) => entries[index]?.estado === "sending"));
       return pks;
     },
-    async insertGroups(groups) {
-      const pks = await guarded(() =>
+    insertGroups: (groups) =>
+      guarded(() =>
         retryingDeadlocks(
           () => db.transaction().execute((trx) => insertGroupRows(trx, groups)),
           [DUPLICATE_ENTRY],
         ),
-      );
-      remember(pks.flat());
-      return pks;
-    },
+      ),
     // NOTE: InnoDB's commit is durable when it returns (innodb_flush_log_at_trx_commit = 1).
     syncCommitted: async () => undefined,
     async recordRetry(pk, { attempts, lastError, now }) {
@@ -204,13 +188,9 @@ export function createSharedQueue(deps: {
         // Every due entry, as the SQLite queue reads them: a drain reads again only when its own
         // instance accepted more, so entries past a limit would wait for the next tick.
         .execute();
-      const pks = rows.map((row) => Number(row.pk));
-      return [...pks.filter((pk) => accepted.has(pk)), ...pks.filter((pk) => !accepted.has(pk))];
+      return rows.map((row) => Number(row.pk));
     },
-    claim(pk, now) {
-      accepted.delete(pk);
-      return claims.claim(pk, now);
-    },
+    claim: (pk, now) => claims.claim(pk, now),
     async reschedule(pk, { attempts, lastError, nextAttemptAt, now }) {
       claims.release(pk);
       await db

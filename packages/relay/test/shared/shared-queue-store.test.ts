@@ -4,7 +4,7 @@ import { createConnection } from "mysql2/promise";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openSharedDatabase, type SharedDb } from "../../src/shared/shared-database.js";
 import { createSharedQueue } from "../../src/shared/shared-queue.js";
-import type { NewQueueEntry, QueueStore } from "../../src/state/queue-repository.js";
+import type { NewQueueEntry } from "../../src/state/queue-repository.js";
 import {
   createSharedDatabase,
   mariadbAvailable,
@@ -113,27 +113,5 @@ describe.skipIf(!available)("the shared queue's intake and ends", () => {
     await ending;
     expect(claimed?.body?.toString()).toBe("body of <m2@s.test>");
     expect(await bodies()).toBe(1);
-  });
-  it("gives each instance the entries it accepted first, then the others oldest first", async () => {
-    const logger = createLogging({ destination: new LogCapture() }).forTarget("relay::queue");
-    const [a, b] = [1, 2].map(() =>
-      createSharedQueue({ db, leaseSecs: () => 60, clock: systemClock, logger }),
-    ) as [QueueStore, QueueStore];
-    const [[a1 = 0], [a2 = 0]] = await a.insertGroups([
-      { entries: message("<a1@s.test>", ["b@r.test"]), now: 100 },
-      { entries: message("<a2@s.test>", ["c@r.test"]), now: 101 },
-    ]);
-    const [[b1 = 0]] = await b.insertGroups([
-      { entries: message("<b1@s.test>", ["d@r.test"]), now: 99 },
-    ]);
-    expect(await a.duePks(200)).toEqual([a1, a2, b1]);
-    expect(await b.duePks(200)).toEqual([b1, a1, a2]);
-    // Once tried (claimed here or lost to another instance), an entry is one among the others.
-    expect(await b.claim(a1, 200)).toBeDefined();
-    expect(await a.claim(a1, 200)).toBeUndefined();
-    expect(await a.duePks(200)).toEqual([a2, b1]);
-    await a.claim(a2, 200);
-    await a.reschedule(a2, { attempts: 1, lastError: "451 later", nextAttemptAt: 150, now: 200 });
-    expect(await a.duePks(200)).toEqual([b1, a2]);
   });
 });
