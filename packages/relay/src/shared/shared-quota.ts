@@ -123,20 +123,25 @@ export function createSharedQuotaRepository(db: SharedDb, logger: Logger): Share
       alike.set(key, [...(alike.get(key) ?? []), { ...item, index }]);
     }
     const results: ChargeResult[] = items.map(() => undefined);
+    // Charges whose result is known: a database error ends only the others (a charge counted
+    // before it stays counted, and is answered so).
+    const settled = new Set<number>();
     const countGroup = async (group: Array<Charge & { index: number }>) => {
       const { domain, windows } = group[0] as Charge;
       const total = group.reduce((sum, item) => sum + item.recipients, 0);
       if (group.length > 1 && (await retryingDeadlocks(() => count(domain, total, windows)))) {
+        for (const { index } of group) settled.add(index);
         return;
       }
       for (const { index, recipients } of group) {
         results[index] = await retryingDeadlocks(() => charge(domain, recipients, windows));
+        settled.add(index);
       }
     };
     await Promise.all(
       [...alike.values()].map((group) =>
         countGroup(group).catch((error: unknown) => {
-          for (const { index } of group) results[index] ??= error as Error;
+          for (const { index } of group) if (!settled.has(index)) results[index] = error as Error;
         }),
       ),
     );

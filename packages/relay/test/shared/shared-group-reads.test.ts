@@ -94,6 +94,21 @@ describe.skipIf(!available)("statements shared by concurrent sends", () => {
     expect(c?.map((window) => window.period)).toEqual(["per_hour"]);
   });
 
+  it("answers every charge of a batch 503 unavailable when the database does not answer", async () => {
+    const gone = await openSharedDatabase(database.url);
+    await gone.destroy();
+    const quota = createSharedQuotaRepository(gone, logger());
+    const answers = await Promise.allSettled(
+      ["a.test", "a.test", "b.test"].map((domain) => quota.consume(domain, 1, windows(10))),
+    );
+    for (const answer of answers) {
+      expect(answer).toMatchObject({
+        status: "rejected",
+        reason: { code: "unavailable", status: 503 },
+      });
+    }
+  });
+
   it("suppression lookups made together take one SELECT, each answered with its own rows", async () => {
     const counting = countingStatements(db);
     const suppressions = createSharedSuppressions(counting.db, logger());
