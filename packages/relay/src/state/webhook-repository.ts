@@ -236,7 +236,8 @@ export interface WebhookJournal {
   add(row: Omit<WebhookJournalRow, "pk">): void;
   /** The oldest first. */
   pending(limit: number): WebhookJournalRow[];
-  remove(pk: number): void;
+  /** Removes these rows, in one transaction. */
+  remove(pks: readonly number[]): void;
 }
 
 export function createWebhookJournal(db: Database): WebhookJournal {
@@ -247,6 +248,9 @@ export function createWebhookJournal(db: Database): WebhookJournal {
     "SELECT pk, event_id, at, event FROM webhook_journal ORDER BY pk LIMIT ?",
   );
   const remove = db.prepare<[number], void>("DELETE FROM webhook_journal WHERE pk = ?");
+  const removeAll = db.transaction((pks: readonly number[]) => {
+    for (const pk of pks) remove.run(pk);
+  });
   return {
     add(row) {
       insert.run(row);
@@ -254,8 +258,8 @@ export function createWebhookJournal(db: Database): WebhookJournal {
     pending(limit) {
       return select.all(limit);
     },
-    remove(pk) {
-      remove.run(pk);
+    remove(pks) {
+      removeAll(pks);
     },
   };
 }

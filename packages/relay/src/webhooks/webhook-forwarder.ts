@@ -44,18 +44,25 @@ export function createWebhookForwarder(deps: {
       // The dispatcher is woken only for events that reached the outbox (it reads every
       // endpoint when woken; with no subscriber, that read would follow every journal read).
       let enqueued = false;
-      for (const row of journal.pending(BATCH)) {
-        if (stopped) return;
-        const event = JSON.parse(row.event) as LabelledEvent;
-        if (!subscribed.has(event.event))
-          subscribed.set(event.event, store.subscribed(event.event));
-        if (await subscribed.get(event.event)) {
-          const owner = await deps.ownerOf(event.message_id);
-          await store.enqueue(outboxEvent(event, owner, row.event_id, row.at));
-          enqueued = true;
+      const forwarded: number[] = [];
+      try {
+        for (const row of journal.pending(BATCH)) {
+          if (stopped) return;
+          const event = JSON.parse(row.event) as LabelledEvent;
+          if (!subscribed.has(event.event))
+            subscribed.set(event.event, store.subscribed(event.event));
+          if (await subscribed.get(event.event)) {
+            const owner = await deps.ownerOf(event.message_id);
+            await store.enqueue(outboxEvent(event, owner, row.event_id, row.at));
+            enqueued = true;
+          }
+          forwarded.push(row.pk);
+          again = true;
         }
-        journal.remove(row.pk);
-        again = true;
+      } finally {
+        // One local commit for the rows done, also when a later one failed or the forwarder
+        // stopped: each of them is in the outbox (or needed by no endpoint) already.
+        if (forwarded.length > 0) journal.remove(forwarded);
       }
       if (enqueued) deps.forwarded();
     } while (again && !stopped);

@@ -8,7 +8,7 @@ import { createSharedSuppressions } from "../../src/shared/shared-suppressions.j
 import { createSharedWebhooks } from "../../src/shared/shared-webhooks.js";
 import type { QuotaWindow } from "../../src/state/quota-repository.js";
 import { openStateDatabase } from "../../src/state/state-database.js";
-import { createWebhookJournal } from "../../src/state/webhook-repository.js";
+import { createWebhookJournal, type WebhookStore } from "../../src/state/webhook-repository.js";
 import { createWebhookForwarder } from "../../src/webhooks/webhook-forwarder.js";
 import {
   createSharedDatabase,
@@ -190,6 +190,50 @@ describe.skipIf(!available)("statements shared by concurrent sends", () => {
       await forwarder.stop();
       expect(wakes).toBe(1);
       expect(await store.pendingCount("whk_1")).toBe(1);
+      state.close();
+    });
+
+    it("removes from the journal the events forwarded before a failure, and only those", async () => {
+      const state = openStateDatabase(dir.path);
+      const journal = createWebhookJournal(state);
+      const shared = createSharedWebhooks(db, logger());
+      await shared.addEndpoint({
+        id: "whk_1",
+        url: "http://127.0.0.1:9/hook",
+        events: ["delivered"],
+        secret: "s".repeat(32),
+        created_at: new Date().toISOString(),
+      });
+      // The shared database refuses the third event (a fault injected in front of it).
+      const store: WebhookStore = {
+        ...shared,
+        enqueue: (event) =>
+          event.event_id === "evt_m3"
+            ? Promise.reject(new Error("connection lost"))
+            : shared.enqueue(event),
+      };
+      const forwarder = createWebhookForwarder({
+        journal,
+        store,
+        ownerOf: () => undefined,
+        forwarded: () => undefined,
+        logger: logger(),
+      });
+      for (const id of ["m1", "m2", "m3", "m4"]) {
+        journal.add({
+          event_id: `evt_${id}`,
+          at: Date.now(),
+          event: JSON.stringify({ event: "delivered", message_id: `<${id}@s.test>` }),
+        });
+      }
+      forwarder.wake();
+      for (let tries = 0; journal.pending(10).length > 2; tries++) {
+        if (tries > 500) throw new Error("the journal was not forwarded");
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      await forwarder.stop();
+      expect(journal.pending(10).map((row) => row.event_id)).toEqual(["evt_m3", "evt_m4"]);
+      expect(await shared.pendingCount("whk_1")).toBe(2);
       state.close();
     });
   });
