@@ -8,13 +8,16 @@ import { createSharedSuppressions } from "../../src/shared/shared-suppressions.j
 import { createSharedWebhooks } from "../../src/shared/shared-webhooks.js";
 import type { QuotaWindow } from "../../src/state/quota-repository.js";
 import { openStateDatabase } from "../../src/state/state-database.js";
-import { createWebhookJournal, type WebhookStore } from "../../src/state/webhook-repository.js";
-import { createWebhookForwarder } from "../../src/webhooks/webhook-forwarder.js";
 import {
-  createSharedDatabase,
-  mariadbAvailable,
-  type TestSharedDatabase,
-} from "./shared-relays.js";
+  createWebhookJournal,
+  type WebhookJournal,
+  type WebhookStore,
+} from "../../src/state/webhook-repository.js";
+import {
+  createWebhookForwarder,
+  type WebhookForwarder,
+} from "../../src/webhooks/webhook-forwarder.js";
+import { mariadbAvailable, useSharedDb } from "./shared-relays.js";
 
 // What concurrent sends share in the shared database: one quota UPDATE and one suppression
 // SELECT per batch of sends (each still answered with its own result), and no endpoint read
@@ -41,16 +44,7 @@ function countingStatements(db: SharedDb): { db: SharedDb; counts: Map<string, n
 const logger = () => createLogging({ destination: new LogCapture() }).forTarget("relay::shared");
 
 describe.skipIf(!available)("statements shared by concurrent sends", () => {
-  let database: TestSharedDatabase;
-  let db: SharedDb;
-  beforeEach(async () => {
-    database = await createSharedDatabase();
-    db = await openSharedDatabase(database.url);
-  });
-  afterEach(async () => {
-    await db.destroy();
-    await database.drop();
-  });
+  const shared = useSharedDb();
 
   const windows = (perHour: number): QuotaWindow[] => [
     { period: "per_hour", start: 3600, limit: perHour },
@@ -58,7 +52,7 @@ describe.skipIf(!available)("statements shared by concurrent sends", () => {
   ];
 
   it("quota charges of one domain made together take one UPDATE, and admit the limit exactly", async () => {
-    const counting = countingStatements(db);
+    const counting = countingStatements(shared.db);
     const quota = createSharedQuotaRepository(counting.db, logger());
     // The first charge goes alone; the 19 made while it runs are counted together.
     const results = await Promise.all(
@@ -75,14 +69,14 @@ describe.skipIf(!available)("statements shared by concurrent sends", () => {
     expect(limited.slice(16).map((full) => full?.map((window) => window.period))).toEqual(
       Array.from({ length: 5 }, () => ["per_hour"]),
     );
-    const [row] = await database.query<Array<{ recipients: number }>>(
+    const [row] = await shared.database.query<Array<{ recipients: number }>>(
       "SELECT recipients FROM relay_quota_usage WHERE domain = 'shop.test' AND period = 'per_hour'",
     );
     expect(Number(row?.recipients)).toBe(100);
   });
 
   it("charges of different domains in one batch are counted each against its own limit", async () => {
-    const quota = createSharedQuotaRepository(db, logger());
+    const quota = createSharedQuotaRepository(shared.db, logger());
     await quota.consume("warm.test", 1, windows(10));
     const [a, b, c] = await Promise.all([
       quota.consume("a.test", 3, windows(3)),
@@ -95,7 +89,7 @@ describe.skipIf(!available)("statements shared by concurrent sends", () => {
   });
 
   it("answers every charge of a batch 503 unavailable when the database does not answer", async () => {
-    const gone = await openSharedDatabase(database.url);
+    const gone = await openSharedDatabase(shared.database.url);
     await gone.destroy();
     const quota = createSharedQuotaRepository(gone, logger());
     const answers = await Promise.allSettled(
@@ -110,7 +104,7 @@ describe.skipIf(!available)("statements shared by concurrent sends", () => {
   });
 
   it("suppression lookups made together take one SELECT, each answered with its own rows", async () => {
-    const counting = countingStatements(db);
+    const counting = countingStatements(shared.db);
     const suppressions = createSharedSuppressions(counting.db, logger());
     const at = new Date().toISOString();
     for (const [client, address] of [
@@ -141,6 +135,35 @@ describe.skipIf(!available)("statements shared by concurrent sends", () => {
   });
 
   describe("the webhook forwarder", () => {
+    /** Journals a `delivered` event of each message, wakes the forwarder, waits for it. */
+    async function forward(
+      journal: WebhookJournal,
+      forwarder: WebhookForwarder,
+      ids: readonly string[],
+      leftBehind = 0,
+    ): Promise<void> {
+      for (const id of ids) {
+        journal.add({
+          event_id: `evt_${id}`,
+          at: Date.now(),
+          event: JSON.stringify({ event: "delivered", message_id: `<${id}@s.test>` }),
+        });
+      }
+      forwarder.wake();
+      for (let tries = 0; journal.pending(10).length > leftBehind; tries++) {
+        if (tries > 500) throw new Error("the journal was not forwarded");
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    }
+
+    /** An endpoint taking `delivered` (nothing is sent to it here). */
+    const endpoint = () => ({
+      id: "whk_1",
+      url: "http://127.0.0.1:9/hook",
+      events: ["delivered"],
+      secret: "s".repeat(32),
+      created_at: new Date().toISOString(),
+    });
     let dir: Awaited<ReturnType<typeof makeTempDir>>;
     beforeEach(async () => {
       dir = await makeTempDir("relay-forwarder-");
@@ -152,7 +175,7 @@ describe.skipIf(!available)("statements shared by concurrent sends", () => {
     it("wakes the dispatcher only for events that reached the outbox", async () => {
       const state = openStateDatabase(dir.path);
       const journal = createWebhookJournal(state);
-      const store = createSharedWebhooks(db, logger());
+      const store = createSharedWebhooks(shared.db, logger());
       let wakes = 0;
       const forwarder = createWebhookForwarder({
         journal,
@@ -161,32 +184,11 @@ describe.skipIf(!available)("statements shared by concurrent sends", () => {
         forwarded: () => wakes++,
         logger: logger(),
       });
-      const forward = async (...ids: string[]) => {
-        for (const id of ids) {
-          journal.add({
-            event_id: `evt_${id}`,
-            at: Date.now(),
-            event: JSON.stringify({ event: "delivered", message_id: `<${id}@s.test>` }),
-          });
-        }
-        forwarder.wake();
-        for (let tries = 0; journal.pending(1).length > 0; tries++) {
-          if (tries > 500) throw new Error("the journal was not forwarded");
-          await new Promise((resolve) => setTimeout(resolve, 10));
-        }
-      };
-
-      await forward("m1", "m2");
+      await forward(journal, forwarder, ["m1", "m2"]);
       expect(wakes).toBe(0);
 
-      await store.addEndpoint({
-        id: "whk_1",
-        url: "http://127.0.0.1:9/hook",
-        events: ["delivered"],
-        secret: "s".repeat(32),
-        created_at: new Date().toISOString(),
-      });
-      await forward("m3");
+      await store.addEndpoint(endpoint());
+      await forward(journal, forwarder, ["m3"]);
       await forwarder.stop();
       expect(wakes).toBe(1);
       expect(await store.pendingCount("whk_1")).toBe(1);
@@ -196,21 +198,15 @@ describe.skipIf(!available)("statements shared by concurrent sends", () => {
     it("removes from the journal the events forwarded before a failure, and only those", async () => {
       const state = openStateDatabase(dir.path);
       const journal = createWebhookJournal(state);
-      const shared = createSharedWebhooks(db, logger());
-      await shared.addEndpoint({
-        id: "whk_1",
-        url: "http://127.0.0.1:9/hook",
-        events: ["delivered"],
-        secret: "s".repeat(32),
-        created_at: new Date().toISOString(),
-      });
+      const outbox = createSharedWebhooks(shared.db, logger());
+      await outbox.addEndpoint(endpoint());
       // The shared database refuses the third event (a fault injected in front of it).
       const store: WebhookStore = {
-        ...shared,
+        ...outbox,
         enqueue: (event) =>
           event.event_id === "evt_m3"
             ? Promise.reject(new Error("connection lost"))
-            : shared.enqueue(event),
+            : outbox.enqueue(event),
       };
       const forwarder = createWebhookForwarder({
         journal,
@@ -219,21 +215,11 @@ describe.skipIf(!available)("statements shared by concurrent sends", () => {
         forwarded: () => undefined,
         logger: logger(),
       });
-      for (const id of ["m1", "m2", "m3", "m4"]) {
-        journal.add({
-          event_id: `evt_${id}`,
-          at: Date.now(),
-          event: JSON.stringify({ event: "delivered", message_id: `<${id}@s.test>` }),
-        });
-      }
-      forwarder.wake();
-      for (let tries = 0; journal.pending(10).length > 2; tries++) {
-        if (tries > 500) throw new Error("the journal was not forwarded");
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      // m3 fails: it and m4 stay behind.
+      await forward(journal, forwarder, ["m1", "m2", "m3", "m4"], 2);
       await forwarder.stop();
       expect(journal.pending(10).map((row) => row.event_id)).toEqual(["evt_m3", "evt_m4"]);
-      expect(await shared.pendingCount("whk_1")).toBe(2);
+      expect(await outbox.pendingCount("whk_1")).toBe(2);
       state.close();
     });
   });

@@ -1,29 +1,15 @@
 import { createLogging, systemClock } from "@rd/common";
 import { LogCapture } from "@rd/common/test-kit";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { openSharedDatabase, type SharedDb } from "../../src/shared/shared-database.js";
+import { describe, expect, it } from "vitest";
 import { createSharedQueue } from "../../src/shared/shared-queue.js";
 import type { NewQueueEntry } from "../../src/state/queue-repository.js";
-import {
-  createSharedDatabase,
-  mariadbAvailable,
-  type TestSharedDatabase,
-} from "./shared-relays.js";
+import { mariadbAvailable, useSharedDb } from "./shared-relays.js";
 
 // The shared queue keeps each message's /send tags and metadata with its rows, as SQLite does.
 const available = await mariadbAvailable();
 
 describe.skipIf(!available)("tags and metadata in the shared queue", () => {
-  let database: TestSharedDatabase;
-  let db: SharedDb;
-  beforeEach(async () => {
-    database = await createSharedDatabase();
-    db = await openSharedDatabase(database.url);
-  });
-  afterEach(async () => {
-    await db.destroy();
-    await database.drop();
-  });
+  const shared = useSharedDb();
 
   const entry = (rcpt: string, overrides: Partial<NewQueueEntry> = {}): NewQueueEntry => ({
     message_id: "<m1@sender.test>",
@@ -37,13 +23,18 @@ describe.skipIf(!available)("tags and metadata in the shared queue", () => {
 
   it("stores them as JSON; the claim and labelsOf give them back", async () => {
     const logger = createLogging({ destination: new LogCapture() }).forTarget("relay::queue");
-    const queue = createSharedQueue({ db, leaseSecs: () => 60, clock: systemClock, logger });
+    const queue = createSharedQueue({
+      db: shared.db,
+      leaseSecs: () => 60,
+      clock: systemClock,
+      logger,
+    });
     const labels = { tags: ["welcome"], metadata: { user_id: "42" } };
     const [pk = 0] = await queue.insert(
       [entry("b@r.test", { labels, body: Buffer.from("x") }), entry("c@r.test", { labels })],
       100,
     );
-    const [stored] = await database.query<Array<{ labels: string }>>(
+    const [stored] = await shared.database.query<Array<{ labels: string }>>(
       "SELECT labels FROM relay_queue WHERE pk = ?",
       [pk],
     );

@@ -1,15 +1,10 @@
 import { createLogging, systemClock } from "@rd/common";
 import { LogCapture } from "@rd/common/test-kit";
 import { createConnection } from "mysql2/promise";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { openSharedDatabase, type SharedDb } from "../../src/shared/shared-database.js";
+import { describe, expect, it } from "vitest";
 import { createSharedQueue } from "../../src/shared/shared-queue.js";
 import type { NewQueueEntry } from "../../src/state/queue-repository.js";
-import {
-  createSharedDatabase,
-  mariadbAvailable,
-  type TestSharedDatabase,
-} from "./shared-relays.js";
+import { mariadbAvailable, useSharedDb } from "./shared-relays.js";
 
 // The intake's group commit writes a group of messages with one INSERT for their bodies and one
 // for their rows: each row must still name its own message's body, and the pks come back in order.
@@ -17,16 +12,7 @@ import {
 const available = await mariadbAvailable();
 
 describe.skipIf(!available)("the shared queue's intake and ends", () => {
-  let database: TestSharedDatabase;
-  let db: SharedDb;
-  beforeEach(async () => {
-    database = await createSharedDatabase();
-    db = await openSharedDatabase(database.url);
-  });
-  afterEach(async () => {
-    await db.destroy();
-    await database.drop();
-  });
+  const shared = useSharedDb();
 
   const message = (id: string, rcpts: string[]): NewQueueEntry[] =>
     rcpts.map((rcpt, index) => ({
@@ -41,7 +27,12 @@ describe.skipIf(!available)("the shared queue's intake and ends", () => {
 
   it("gives every row its message's body and returns each group's pks in order", async () => {
     const logger = createLogging({ destination: new LogCapture() }).forTarget("relay::queue");
-    const queue = createSharedQueue({ db, leaseSecs: () => 60, clock: systemClock, logger });
+    const queue = createSharedQueue({
+      db: shared.db,
+      leaseSecs: () => 60,
+      clock: systemClock,
+      logger,
+    });
     // A row inserted alone first, so the group's pks do not start at 1.
     await queue.insert(message("<m0@s.test>", ["z@r.test"]), 100);
     const groups = [
@@ -51,9 +42,9 @@ describe.skipIf(!available)("the shared queue's intake and ends", () => {
     ];
     const pks = await queue.insertGroups(groups);
 
-    const rows = await database.query<Array<{ pk: number; rcpt: string; created_at: number }>>(
-      "SELECT pk, rcpt, created_at FROM relay_queue WHERE message_id <> '<m0@s.test>' ORDER BY pk",
-    );
+    const rows = await shared.database.query<
+      Array<{ pk: number; rcpt: string; created_at: number }>
+    >("SELECT pk, rcpt, created_at FROM relay_queue WHERE message_id <> '<m0@s.test>' ORDER BY pk");
     expect(pks).toEqual([[rows[0]?.pk], [rows[1]?.pk, rows[2]?.pk], [rows[3]?.pk]]);
     expect(rows.map((row) => [row.rcpt, Number(row.created_at)])).toEqual([
       ["b@r.test", 100],
@@ -69,7 +60,7 @@ describe.skipIf(!available)("the shared queue's intake and ends", () => {
       }
     }
     // One body per message, shared by its recipients' rows.
-    const [bodies] = await database.query<Array<{ count: number }>>(
+    const [bodies] = await shared.database.query<Array<{ count: number }>>(
       "SELECT count(*) AS count FROM relay_queue_bodies",
     );
     expect(Number(bodies?.count)).toBe(4);
@@ -77,14 +68,19 @@ describe.skipIf(!available)("the shared queue's intake and ends", () => {
 
   it("removes a body with its message's last pending row; an end locks no other message's row", async () => {
     const logger = createLogging({ destination: new LogCapture() }).forTarget("relay::queue");
-    const queue = createSharedQueue({ db, leaseSecs: () => 60, clock: systemClock, logger });
+    const queue = createSharedQueue({
+      db: shared.db,
+      leaseSecs: () => 60,
+      clock: systemClock,
+      logger,
+    });
     const [[first = 0, second = 0] = [], [third = 0] = []] = await queue.insertGroups([
       { entries: message("<m1@s.test>", ["b@r.test", "c@r.test"]), now: 100 },
       { entries: message("<m2@s.test>", ["d@r.test"]), now: 100 },
     ]);
     const bodies = async () =>
       (
-        await database.query<Array<{ count: number }>>(
+        await shared.database.query<Array<{ count: number }>>(
           "SELECT count(*) AS count FROM relay_queue_bodies",
         )
       ).map((row) => Number(row.count))[0];
@@ -94,11 +90,11 @@ describe.skipIf(!available)("the shared queue's intake and ends", () => {
     // The second row's end waits for the body's row lock, held by another connection, in the
     // middle of its transaction: meanwhile another instance claims the other message's entry,
     // which an end holding locks on other rows would make it skip.
-    const [owner] = await database.query<Array<{ body_id: number }>>(
+    const [owner] = await shared.database.query<Array<{ body_id: number }>>(
       "SELECT body_id FROM relay_queue WHERE pk = ?",
       [first],
     );
-    const holder = await createConnection(database.url);
+    const holder = await createConnection(shared.database.url);
     await holder.query("BEGIN");
     await holder.query("SELECT id FROM relay_queue_bodies WHERE id = ? FOR UPDATE", [
       owner?.body_id,
@@ -106,7 +102,12 @@ describe.skipIf(!available)("the shared queue's intake and ends", () => {
     await queue.claim(second, 202);
     const ending = queue.markFailed(second, { attempts: 1, lastError: "550 no", now: 203 });
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const other = createSharedQueue({ db, leaseSecs: () => 60, clock: systemClock, logger });
+    const other = createSharedQueue({
+      db: shared.db,
+      leaseSecs: () => 60,
+      clock: systemClock,
+      logger,
+    });
     const claimed = await other.claim(third, 204);
     await holder.query("COMMIT");
     await holder.end();

@@ -3,7 +3,9 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { MARIADB, makeTempDir, serviceAvailable } from "@rd/common/test-kit";
 import { createConnection } from "mysql2/promise";
+import { afterEach, beforeEach } from "vitest";
 import type { ConfigFile } from "../../src/config/schema.js";
+import { openSharedDatabase, type SharedDb } from "../../src/shared/shared-database.js";
 import { RelayProcess } from "../helpers/relay-process.js";
 
 const MARIADB_ROOT = `mysql://root@${MARIADB.host}:${MARIADB.port}`;
@@ -38,6 +40,23 @@ export async function createSharedDatabase(): Promise<TestSharedDatabase> {
 }
 
 /** A relay process on the shared database, with its own folder, file and SQLite queue. */
+/**
+ * Registers the hooks that give each test of the suite a database of its own, opened with the
+ * relay's own pool (migrations applied) and dropped after it.
+ */
+export function useSharedDb(): { readonly database: TestSharedDatabase; readonly db: SharedDb } {
+  const handle = {} as { database: TestSharedDatabase; db: SharedDb };
+  beforeEach(async () => {
+    handle.database = await createSharedDatabase();
+    handle.db = await openSharedDatabase(handle.database.url);
+  });
+  afterEach(async () => {
+    await handle.db.destroy();
+    await handle.database.drop();
+  });
+  return handle;
+}
+
 export interface SharedInstance {
   readonly name: string;
   readonly process: RelayProcess;
