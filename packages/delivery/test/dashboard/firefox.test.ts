@@ -159,7 +159,9 @@ describe.skipIf(!firefoxAvailable())("the dashboard in Firefox", () => {
     await page.waitForSelector("::-p-text(Sign in)");
     expect(await textOf("main h1")).toBe("Sign in");
     expect(await accessibilityViolations(page)).toEqual([]);
-    expect(await browser.cookies()).toEqual([]);
+    // Firefox may still list a cookie cleared in this very second (empty value, expiring now)
+    // until it purges it (seen once in CI): what must be gone is every cookie with a value.
+    expect((await browser.cookies()).filter((cookie) => cookie.value !== "")).toEqual([]);
     expect(await page.evaluate(async () => (await fetch("/auth/profile")).status)).toBe(401);
     // Unlike Chromium, Firefox does not log a refused call (the 401 just above) to the console.
     expect(consoleProblems).toEqual([]);
