@@ -15,6 +15,7 @@ export { syncFd, syncToDisk } from "./disk-sync.js";
 export { messageOf } from "./error-message.js";
 export { AppError, defineError, isAppError } from "./errors.js";
 export { type ClosableHttpApp, closeHttpGracefully } from "./graceful-close.js";
+export { groupBy } from "./group-by.js";
 export { type HttpObservability, observeHttp } from "./http-observability.js";
 export { type Level, type LogFilter, parseLogFilter, thresholdFor } from "./log-filter.js";
 export { createLogging, type Logger, type Logging, type LoggingOptions } from "./logger.js";

@@ -1,3 +1,4 @@
+import { groupBy } from "@rd/common";
 import type { ExpressionBuilder, Selectable } from "kysely";
 import { createGroupCommit } from "../state/group-commit.js";
 import type { QueueState } from "../state/queue-entry.js";
@@ -139,11 +140,9 @@ export function createSharedClaims(deps: {
 
   const finish = createGroupCommit(async (items: Finish[]) => {
     // Entries ended alike (the usual case: sent at the first attempt) share one UPDATE.
-    const alike = new Map<string, Finish[]>();
-    for (const item of items) {
-      const key = JSON.stringify([item.estado, item.attempts, item.lastError, item.now]);
-      alike.set(key, [...(alike.get(key) ?? []), item]);
-    }
+    const alike = groupBy(items, (item) =>
+      JSON.stringify([item.estado, item.attempts, item.lastError, item.now]),
+    );
     const pks = items.map((item) => item.pk).sort((a, b) => a - b);
     await retryingDeadlocks(() =>
       db.transaction().execute(async (trx) => {

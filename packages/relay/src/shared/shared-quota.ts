@@ -1,4 +1,4 @@
-import { type Logger, messageOf } from "@rd/common";
+import { groupBy, type Logger, messageOf } from "@rd/common";
 import { sql } from "kysely";
 import { Errors } from "../errors.js";
 import { createGroupCommit } from "../state/group-commit.js";
@@ -117,11 +117,10 @@ export function createSharedQuotaRepository(db: SharedDb, logger: Logger): Share
    * charge's result is its full windows, or the error that stopped it.
    */
   const charges = createGroupCommit(async (items: Charge[]) => {
-    const alike = new Map<string, Array<Charge & { index: number }>>();
-    for (const [index, item] of items.entries()) {
-      const key = JSON.stringify([item.domain, item.windows]);
-      alike.set(key, [...(alike.get(key) ?? []), { ...item, index }]);
-    }
+    const alike = groupBy(
+      items.map((item, index) => ({ ...item, index })),
+      (item) => JSON.stringify([item.domain, item.windows]),
+    );
     const results: ChargeResult[] = items.map(() => undefined);
     // Charges whose result is known: a database error ends only the others (a charge counted
     // before it stays counted, and is answered so).

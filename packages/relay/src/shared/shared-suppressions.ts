@@ -1,4 +1,4 @@
-import type { Logger } from "@rd/common";
+import { groupBy, type Logger } from "@rd/common";
 import { Errors } from "../errors.js";
 import { createGroupCommit } from "../state/group-commit.js";
 import {
@@ -60,17 +60,21 @@ export function createSharedSuppressions(db: SharedDb, logger: Logger): Suppress
       );
       const found = new Map<string, SuppressionRow>();
       for (const part of chunks(pairs)) {
-        const byClient = new Map<string, string[]>();
-        for (const { clientId, address } of part) {
-          byClient.set(clientId, [...(byClient.get(clientId) ?? []), address]);
-        }
+        const byClient = groupBy(part, (pair) => pair.clientId);
         const rows = await db
           .selectFrom(table)
           .select(COLUMNS)
           .where((eb) =>
             eb.or(
               [...byClient].map(([clientId, wanted]) =>
-                eb.and([eb("client_id", "=", clientId), eb("address", "in", wanted)]),
+                eb.and([
+                  eb("client_id", "=", clientId),
+                  eb(
+                    "address",
+                    "in",
+                    wanted.map((pair) => pair.address),
+                  ),
+                ]),
               ),
             ),
           )
