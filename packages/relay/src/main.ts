@@ -5,6 +5,7 @@
  * runs. The wiring itself is `relay-assembly.ts`.
  */
 import {
+  batchHelperThreads,
   bootStep,
   type Clock,
   createLogging,
@@ -95,6 +96,7 @@ export async function serve(env: RelayEnv, options: RelayOptions = {}): Promise<
     await relay.close();
     throw error;
   }
+  void batchHelperThreads(logging.forTarget("relay"));
   const signal = await stop;
   logging.forTarget("relay").info("shutting down", { signal });
   await relay.close();

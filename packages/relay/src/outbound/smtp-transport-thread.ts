@@ -1,4 +1,5 @@
 import { Worker } from "node:worker_threads";
+import { helperThreadStarted } from "@rd/common";
 import { DeliveryError } from "./delivery-error.js";
 import { mxHostLabel } from "./mx-resolver.js";
 import type {
@@ -86,6 +87,8 @@ export function createSmtpTransportThread(): SmtpTransportThread {
   function start(): Worker {
     const started = new Worker(WORKER_URL);
     started.unref();
+    // Under `relay serve`, off the event loop's core when both are busy (`batchHelperThreads`).
+    started.once("online", () => void helperThreadStarted());
     started.on("message", onAnswer);
     const lost = (reason: string) => {
       if (worker !== started) return;

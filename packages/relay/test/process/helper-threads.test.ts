@@ -1,0 +1,103 @@
+import { existsSync } from "node:fs";
+import { readdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { policyOf, SCHED_BATCH, SCHED_OTHER } from "@rd/common";
+import { freePort, makeTempDir } from "@rd/common/test-kit";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { type SmtpSink, startSmtpSink } from "../fixtures/smtp-sink.js";
+import { RelayProcess } from "../helpers/relay-process.js";
+
+const TOKEN = "helper-threads-token";
+
+const supported = existsSync("/proc/self/task") && existsSync("/usr/bin/chrt");
+if (!supported) {
+  console.warn("SKIPPED: helper-thread scheduling needs Linux's /proc and /usr/bin/chrt");
+}
+
+let dir: { path: string; remove(): Promise<void> };
+let sink: SmtpSink;
+let relay: RelayProcess | undefined;
+
+beforeEach(async () => {
+  dir = await makeTempDir("relay-threads-");
+  sink = await startSmtpSink({ tls: "none" });
+});
+afterEach(async () => {
+  await relay?.stop("SIGKILL");
+  relay = undefined;
+  await sink.close();
+  await dir.remove();
+});
+
+/** Each thread's scheduling policy: the main thread's, and the others'. */
+async function policies(pid: number) {
+  const tids = await readdir(`/proc/${pid}/task`);
+  const helpers = tids.filter((tid) => Number(tid) !== pid);
+  return {
+    main: await policyOf(String(pid), pid),
+    helpers: await Promise.all(helpers.map((tid) => policyOf(tid, pid))),
+  };
+}
+
+it.skipIf(!supported)(
+  "`relay serve` keeps its event loop SCHED_OTHER and moves every helper thread, the delivery worker too, to SCHED_BATCH",
+  async () => {
+    const port = await freePort();
+    const keyPath = join(dir.path, "shop.test.pem");
+    const { generateKeyPairSync } = await import("node:crypto");
+    const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+    await writeFile(keyPath, privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
+    const config = join(dir.path, "relay.json");
+    await writeFile(
+      config,
+      JSON.stringify({
+        listen: `127.0.0.1:${port}`,
+        domains: { "shop.test": { selector: "relay", key_path: keyPath, status: "active" } },
+        mx_override: { "dest.test": [sink.address] },
+        send_delay_secs: 0,
+      }),
+    );
+    relay = await RelayProcess.start({ RELAY_CONFIG: config, RELAY_AUTH_TOKEN: TOKEN });
+    const pid = relay.child.pid as number;
+
+    await expect
+      .poll(async () => new Set((await policies(pid)).helpers))
+      .toEqual(new Set([SCHED_BATCH]));
+    const started = await policies(pid);
+    expect(started.main).toBe(SCHED_OTHER);
+
+    // The first delivery starts the worker thread of the outbound dialogs.
+    const call = (path: string, body: unknown, headers: Record<string, string>) =>
+      fetch(`http://127.0.0.1:${port}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body: JSON.stringify(body),
+      });
+    const created = await call(
+      "/clients",
+      { name: "shop", domains: ["shop.test"] },
+      {
+        "x-auth-token": TOKEN,
+      },
+    );
+    const { client_id, secret } = (await created.json()) as { client_id: string; secret: string };
+    const sent = await call(
+      "/send",
+      { from: "a@shop.test", to: ["b@dest.test"], subject: "threads", text: "hello" },
+      { authorization: `Basic ${Buffer.from(`${client_id}:${secret}`).toString("base64")}` },
+    );
+    expect(sent.status).toBe(200);
+    expect(sink.messages).toHaveLength(1);
+
+    await expect
+      .poll(async () => {
+        const now = await policies(pid);
+        return {
+          main: now.main,
+          more: now.helpers.length > started.helpers.length,
+          kinds: new Set(now.helpers),
+        };
+      })
+      .toEqual({ main: SCHED_OTHER, more: true, kinds: new Set([SCHED_BATCH]) });
+  },
+);
