@@ -1,4 +1,3 @@
-import { freePort } from "@rd/common/test-kit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ConfigFile } from "../../src/config/schema.js";
 import { SYNC_DELIVERY_INTERRUPTED } from "../../src/queue/queue-worker.js";
@@ -93,10 +92,10 @@ describe.skipIf(!available)("one queue shared by several relay instances", () =>
   it("a message accepted over SMTP (250) on one instance is in the shared queue before the reply, and another delivers it", async () => {
     const sink = await startSmtpSink({ tls: "none" });
     sinks.push(sink);
-    const smtpPort = await freePort();
     const a = await instance("a", (dir) =>
-      firstInstanceConfig(dir, { tick_interval_secs: 0, smtp_listen: `127.0.0.1:${smtpPort}` }),
+      firstInstanceConfig(dir, { tick_interval_secs: 0, smtp_listen: "127.0.0.1:0" }),
     );
+    const smtpPort = a.smtpPort as number;
     const [user, pass] = (await createClient(a)).split(":") as [string, string];
     const smtp = await SmtpClient.connect({ port: smtpPort, ignoreTLS: true });
     await smtp.login({ user, pass });

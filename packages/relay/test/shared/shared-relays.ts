@@ -63,6 +63,12 @@ export interface SharedInstance {
   readonly dir: string;
   /** `http://127.0.0.1:<port>` */
   readonly base: string;
+  /**
+   * The SMTP submission port when `smtp_listen` is set. NOTE: give `127.0.0.1:0` and read it
+   * here: a port found free beforehand may be taken meanwhile as the local port of some other
+   * connection (the relays' own to MariaDB among them), and the start fails with EADDRINUSE.
+   */
+  readonly smtpPort: number | undefined;
   request(method: string, path: string, body?: unknown, auth?: string): Promise<Response>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -97,16 +103,19 @@ export async function startInstance(
     RELAY_INSTANCE: name,
     ...options.env,
   });
-  const listening = process
-    .records()
-    .map((record) => record.fields as { message?: string; listen?: string })
-    .find((fields) => fields.message === "relay listening");
-  const base = `http://${listening?.listen}`;
+  const bound = (message: string) =>
+    process
+      .records()
+      .map((record) => record.fields as { message?: string; listen?: string })
+      .find((fields) => fields.message === message)?.listen;
+  const base = `http://${bound("relay listening")}`;
+  const smtp = bound("smtp submission listening");
   return {
     name,
     process,
     dir: temp.path,
     base,
+    smtpPort: smtp === undefined ? undefined : Number(smtp.slice(smtp.lastIndexOf(":") + 1)),
     request(method, path, body, auth) {
       return fetch(`${base}${path}`, {
         method,

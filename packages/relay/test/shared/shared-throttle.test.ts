@@ -1,5 +1,5 @@
 import { randomInt } from "node:crypto";
-import { freePort, serviceAvailable } from "@rd/common/test-kit";
+import { serviceAvailable } from "@rd/common/test-kit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { RawSmtp } from "../smtp/smtp-harness.js";
 import {
@@ -33,19 +33,18 @@ describe.skipIf(!available)("the API throttle of several instances", () => {
   /** Instances a and b on one Redis, each with an SMTP submission port (`smtp` of each). */
   async function start(redis: string) {
     const env = { RELAY_REDIS: redis, RUST_LOG: "info" };
-    const smtp = [await freePort(), await freePort()] as const;
     const a = await startInstance("a", database.url, {
       env,
       config: (dir) =>
-        firstInstanceConfig(dir, { api_rate_per_min: LIMIT, smtp_listen: `127.0.0.1:${smtp[0]}` }),
+        firstInstanceConfig(dir, { api_rate_per_min: LIMIT, smtp_listen: "127.0.0.1:0" }),
     });
     instances.push(a);
     const b = await startInstance("b", database.url, {
       env,
-      config: () => ({ smtp_listen: `127.0.0.1:${smtp[1]}` }),
+      config: () => ({ smtp_listen: "127.0.0.1:0" }),
     });
     instances.push(b);
-    return [a, b, smtp] as const;
+    return [a, b, [a.smtpPort as number, b.smtpPort as number]] as const;
   }
 
   // A client address of each test's own: HTTP requests carry it in X-Forwarded-For (from
