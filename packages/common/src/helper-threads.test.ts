@@ -9,29 +9,22 @@ import { makeTempDir } from "./test-kit/temp-dir.js";
 
 const run = promisify(execFile);
 const MODULE = new URL("./helper-threads.ts", import.meta.url).href;
+const POLICIES = new URL("./test-kit/thread-policies.ts", import.meta.url).href;
 
 // A process of its own: the scheduling of the test runner's threads is left alone. It reports
 // each thread's policy after `batchHelperThreads`, then after a worker thread it starts.
 const CHILD = `
 import { Worker } from "node:worker_threads";
-import { readdir } from "node:fs/promises";
-import { batchHelperThreads, helperThreadStarted, policyOf } from ${JSON.stringify(MODULE)};
+import { batchHelperThreads, helperThreadStarted } from ${JSON.stringify(MODULE)};
+import { threadPolicies } from ${JSON.stringify(POLICIES)};
 const logged = [];
 const logger = { info: (message, fields) => logged.push({ message, ...fields }) };
-const policies = async () => {
-  const tids = await readdir("/proc/self/task");
-  const entries = await Promise.all(tids.map(async (tid) => [tid, await policyOf(tid)]));
-  return {
-    main: Object.fromEntries(entries)[String(process.pid)],
-    helpers: entries.filter(([tid]) => Number(tid) !== process.pid).map(([, policy]) => policy),
-  };
-};
 await batchHelperThreads(logger);
-const before = await policies();
+const before = await threadPolicies();
 const worker = new Worker("setInterval(() => {}, 1000)", { eval: true });
 await new Promise((resolve) => worker.once("online", resolve));
 await helperThreadStarted();
-const after = await policies();
+const after = await threadPolicies();
 await worker.terminate();
 console.log(JSON.stringify({ before, after, logged }));
 `;

@@ -16,13 +16,7 @@ export { messageOf } from "./error-message.js";
 export { AppError, defineError, isAppError } from "./errors.js";
 export { type ClosableHttpApp, closeHttpGracefully } from "./graceful-close.js";
 export { groupBy } from "./group-by.js";
-export {
-  batchHelperThreads,
-  helperThreadStarted,
-  policyOf,
-  SCHED_BATCH,
-  SCHED_OTHER,
-} from "./helper-threads.js";
+export { batchHelperThreads, helperThreadStarted } from "./helper-threads.js";
 export { type HttpObservability, observeHttp } from "./http-observability.js";
 export { type Level, type LogFilter, parseLogFilter, thresholdFor } from "./log-filter.js";
 export { createLogging, type Logger, type Logging, type LoggingOptions } from "./logger.js";

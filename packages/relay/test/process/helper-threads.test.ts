@@ -1,11 +1,17 @@
 import { existsSync } from "node:fs";
-import { readdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { policyOf, SCHED_BATCH, SCHED_OTHER } from "@rd/common";
-import { freePort, makeTempDir } from "@rd/common/test-kit";
+import {
+  freePort,
+  makeTempDir,
+  SCHED_BATCH,
+  SCHED_OTHER,
+  threadPolicies,
+} from "@rd/common/test-kit";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { type SmtpSink, startSmtpSink } from "../fixtures/smtp-sink.js";
 import { RelayProcess } from "../helpers/relay-process.js";
+import { writeKey } from "../shared/shared-relays.js";
 
 const TOKEN = "helper-threads-token";
 
@@ -29,24 +35,11 @@ afterEach(async () => {
   await dir.remove();
 });
 
-/** Each thread's scheduling policy: the main thread's, and the others'. */
-async function policies(pid: number) {
-  const tids = await readdir(`/proc/${pid}/task`);
-  const helpers = tids.filter((tid) => Number(tid) !== pid);
-  return {
-    main: await policyOf(String(pid), pid),
-    helpers: await Promise.all(helpers.map((tid) => policyOf(tid, pid))),
-  };
-}
-
 it.skipIf(!supported)(
   "`relay serve` keeps its event loop SCHED_OTHER and moves every helper thread, the delivery worker too, to SCHED_BATCH",
   async () => {
     const port = await freePort();
-    const keyPath = join(dir.path, "shop.test.pem");
-    const { generateKeyPairSync } = await import("node:crypto");
-    const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
-    await writeFile(keyPath, privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
+    const keyPath = await writeKey(dir.path, "shop.test.pem");
     const config = join(dir.path, "relay.json");
     await writeFile(
       config,
@@ -61,9 +54,9 @@ it.skipIf(!supported)(
     const pid = relay.child.pid as number;
 
     await expect
-      .poll(async () => new Set((await policies(pid)).helpers))
+      .poll(async () => new Set((await threadPolicies(pid)).helpers))
       .toEqual(new Set([SCHED_BATCH]));
-    const started = await policies(pid);
+    const started = await threadPolicies(pid);
     expect(started.main).toBe(SCHED_OTHER);
 
     // The first delivery starts the worker thread of the outbound dialogs.
@@ -91,7 +84,7 @@ it.skipIf(!supported)(
 
     await expect
       .poll(async () => {
-        const now = await policies(pid);
+        const now = await threadPolicies(pid);
         return {
           main: now.main,
           more: now.helpers.length > started.helpers.length,

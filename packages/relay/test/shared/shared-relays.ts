@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { MARIADB, makeTempDir, serviceAvailable } from "@rd/common/test-kit";
 import { createConnection } from "mysql2/promise";
 import { afterEach, beforeEach } from "vitest";
+import { parseListenAddress } from "../../src/config/listen-address.js";
 import type { ConfigFile } from "../../src/config/schema.js";
 import { openSharedDatabase, type SharedDb } from "../../src/shared/shared-database.js";
 import { RelayProcess } from "../helpers/relay-process.js";
@@ -115,7 +116,7 @@ export async function startInstance(
     process,
     dir: temp.path,
     base,
-    smtpPort: smtp === undefined ? undefined : Number(smtp.slice(smtp.lastIndexOf(":") + 1)),
+    smtpPort: smtp === undefined ? undefined : parseListenAddress(smtp).port,
     request(method, path, body, auth) {
       return fetch(`${base}${path}`, {
         method,
