@@ -10,8 +10,8 @@ import {
 } from "@rd/common/test-kit";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { type SmtpSink, startSmtpSink } from "../fixtures/smtp-sink.js";
+import { writeKey } from "../helpers/key-file.js";
 import { RelayProcess } from "../helpers/relay-process.js";
-import { writeKey } from "../shared/shared-relays.js";
 
 const TOKEN = "helper-threads-token";
 

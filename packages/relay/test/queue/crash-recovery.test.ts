@@ -1,9 +1,9 @@
-import { generateKeyPairSync } from "node:crypto";
 import { readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { freePort, makeTempDir } from "@rd/common/test-kit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type SmtpSink, startSmtpSink } from "../fixtures/smtp-sink.js";
+import { writeKey } from "../helpers/key-file.js";
 import { RelayProcess, runRelay } from "../helpers/relay-process.js";
 
 const TOKEN = "crash-test-admin-token";
@@ -17,9 +17,7 @@ const sinks: SmtpSink[] = [];
 
 beforeEach(async () => {
   dir = await makeTempDir("relay-crash-");
-  keyPath = join(dir.path, "shop.test.pem");
-  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
-  await writeFile(keyPath, privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
+  keyPath = await writeKey(dir.path, "shop.test.pem");
   port = await freePort();
   env = {
     RELAY_CONFIG: join(dir.path, "relay.json"),

@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { makeTempDir } from "@rd/common/test-kit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { writeKey } from "../helpers/key-file.js";
 import { runRelay } from "../helpers/relay-process.js";
 import {
   createClient,
@@ -12,7 +13,6 @@ import {
   startInstance,
   type TestSharedDatabase,
   within,
-  writeKey,
 } from "./shared-relays.js";
 
 // Several `relay serve` processes on one MariaDB database (RELAY_DATABASE_URL), each test in a

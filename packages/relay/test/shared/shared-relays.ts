@@ -1,4 +1,4 @@
-import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { MARIADB, makeTempDir, serviceAvailable } from "@rd/common/test-kit";
@@ -7,6 +7,7 @@ import { afterEach, beforeEach } from "vitest";
 import { parseListenAddress } from "../../src/config/listen-address.js";
 import type { ConfigFile } from "../../src/config/schema.js";
 import { openSharedDatabase, type SharedDb } from "../../src/shared/shared-database.js";
+import { writeKey } from "../helpers/key-file.js";
 import { RelayProcess } from "../helpers/relay-process.js";
 
 const MARIADB_ROOT = `mysql://root@${MARIADB.host}:${MARIADB.port}`;
@@ -72,14 +73,6 @@ export interface SharedInstance {
   readonly smtpPort: number | undefined;
   request(method: string, path: string, body?: unknown, auth?: string): Promise<Response>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
-}
-
-/** An RSA-2048 private key (PKCS#8 PEM) written 0600 in `dir`; returns its path. */
-export async function writeKey(dir: string, name: string): Promise<string> {
-  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
-  const path = join(dir, name);
-  await writeFile(path, privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
-  return path;
 }
 
 /**
