@@ -58,12 +58,15 @@ const ms = (seconds: number | undefined) =>
 const ratio = (value: number, anchor: number | undefined) =>
   anchor === undefined ? "—" : `${(value / anchor).toFixed(2)}×`;
 
+/** What a relay row's ratios are taken against. */
+type Anchor = Pick<PostfixPhaseResult, "acceptedPerSec" | "endToEndPerSec">;
+
 interface Row {
   system: string;
   accepted: number;
   endToEnd: number;
   latencies: readonly number[];
-  anchor: PostfixPhaseResult | undefined;
+  anchor: Anchor | undefined;
   cpu?: number | null;
   clientCpu?: number;
   machineCpu?: number | null;
@@ -138,7 +141,7 @@ function log(row: Row): void {
   console.error(`done: ${format(row)}`);
 }
 
-function relayRow(system: string, result: RelayPhaseResult, anchor?: PostfixPhaseResult): void {
+function relayRow(system: string, result: RelayPhaseResult, anchor?: Anchor): void {
   log({
     system,
     accepted: result.acceptedPerSec,
@@ -163,6 +166,54 @@ async function runMemoryRounds(relay: BenchRelay, destination: Destination): Pro
       relayRow(label, await runRelayPhase(relay, destination, http(messages)));
     }
   }
+}
+
+/** The mean of the Postfix rounds run just before and just after a relay phase. */
+function between(before: Anchor | undefined, after: Anchor | undefined): Anchor | undefined {
+  if (!before || !after) return before ?? after;
+  return {
+    acceptedPerSec: (before.acceptedPerSec + after.acceptedPerSec) / 2,
+    endToEndPerSec: (before.endToEndPerSec + after.endToEndPerSec) / 2,
+  };
+}
+
+/**
+ * Postfix rounds of one message size around the relay's phases of that size: a round first, then
+ * after each relay phase another, and the phase's ratios are to the mean of the rounds on either
+ * side. NOTE: the machine drifts within a minute, both systems at once (in one run the relay's
+ * SMTP phase and the Postfix round right after it both ran some 30% below their rates in the
+ * rest of the run), so one round measured a minute before a phase biased its ratio either way;
+ * the mean of its neighbours cancels a steady drift.
+ */
+function anchorRounds(
+  postfix: PostfixInstance | undefined,
+  shape: typeof SMALL,
+  label: string,
+  postfixRow: (system: string, result: PostfixPhaseResult | undefined) => void,
+) {
+  let round = 0;
+  let before: PostfixPhaseResult | undefined;
+  const run = () => postfix?.run({ ...shape, sessions: shape.concurrency });
+  const logRound = (result: PostfixPhaseResult | undefined) => {
+    round += 1;
+    postfixRow(
+      `Postfix, smtp-source → postfix → smtp-sink, ${label} (anchor, round ${round})`,
+      result,
+    );
+    before = result;
+  };
+  return {
+    start: async () => logRound(await run()),
+    /** Runs `measure`, then the next Postfix round; the relay's row is logged before the round's. */
+    async beside(system: string, measure: () => Promise<RelayPhaseResult>) {
+      const result = await measure();
+      const after = await run();
+      const rounds = postfix ? ` (against rounds ${round}–${round + 1})` : "";
+      relayRow(`${system}${rounds}`, result, between(before, after));
+      logRound(after);
+      return result;
+    },
+  };
 }
 
 async function runPhases(
@@ -197,16 +248,19 @@ async function runPhases(
   }
   await onAsync(phase("smtp", { ...SMALL, messages: WARMUP }));
 
-  const small = await postfix?.run({ ...SMALL, sessions: SMALL.concurrency });
-  postfixRow("Postfix, smtp-source → postfix → smtp-sink, 1 KiB (anchor)", small);
-  const single = await onAsync(phase("http", SMALL));
-  relayRow("relay async /send-raw, 1 KiB", single, small);
+  const small = anchorRounds(postfix, SMALL, "1 KiB", postfixRow);
+  await small.start();
+  const single = await small.beside("relay async /send-raw, 1 KiB", () =>
+    onAsync(phase("http", SMALL)),
+  );
   if (pair) {
     await runSplitPhase(pair.relays, destination, phase("http", { ...SMALL, messages: WARMUP }));
     const before = await pair.databaseWork();
-    const shared = await runSplitPhase(pair.relays, destination, phase("http", SMALL));
+    const shared = await small.beside(
+      "relay async /send-raw, 2 instances on one MariaDB, 1 KiB",
+      () => runSplitPhase(pair.relays, destination, phase("http", SMALL)),
+    );
     const after = await pair.databaseWork();
-    relayRow("relay async /send-raw, 2 instances on one MariaDB, 1 KiB", shared, small);
     const perMessage = (value: number) => (value / SMALL.messages).toFixed(2);
     const serverCpu =
       before.cpuMs === null || after.cpuMs === null
@@ -215,12 +269,12 @@ async function runPhases(
     sharedRatio = `two instances on one MariaDB against one SQLite instance (issue 15): accepted ${ratio(shared.acceptedPerSec, single.acceptedPerSec)}, end to end ${ratio(shared.endToEndPerSec, single.endToEndPerSec)}; MariaDB per message: ${serverCpu}, ${perMessage(after.statements - before.statements)} statements`;
   }
   if (!syncRelay) return;
-  relayRow(
-    "relay sync /send-raw, 1 KiB",
-    await runRelayPhase(syncRelay, destination, phase("http", SMALL)),
-    small,
+  await small.beside("relay sync /send-raw, 1 KiB", () =>
+    runRelayPhase(syncRelay, destination, phase("http", SMALL)),
   );
-  relayRow("relay async SMTP submission (AUTH), 1 KiB", await onAsync(phase("smtp", SMALL)), small);
+  await small.beside("relay async SMTP submission (AUTH), 1 KiB", () =>
+    onAsync(phase("smtp", SMALL)),
+  );
   postfixRow(
     "Postfix, smtp-source -d (one connection per session), 1 KiB (for information)",
     await postfix?.run({ ...SMALL, sessions: SMALL.concurrency, reuse: true }),
@@ -240,9 +294,9 @@ async function runPhases(
       await onAsync(phase("http", { ...SMALL, messages: 10_000 })),
     );
   }
-  const large = await postfix?.run({ ...LARGE, sessions: LARGE.concurrency });
-  postfixRow("Postfix, 1 MiB (anchor)", large);
-  relayRow("relay async /send-raw, 1 MiB", await onAsync(phase("http", LARGE)), large);
+  const large = anchorRounds(postfix, LARGE, "1 MiB", postfixRow);
+  await large.start();
+  await large.beside("relay async /send-raw, 1 MiB", () => onAsync(phase("http", LARGE)));
 }
 
 function printTable(toPostfixSink: boolean): void {
