@@ -5,10 +5,10 @@
  * `-- --memory-only` runs only the memory phases, three times over after a longer warm-up).
  *
  * Both systems deliver to the same destination, Postfix's `smtp-sink` on loopback (the relay
- * through `mx_override`), with the same message sizes and concurrency; each relay figure is
- * printed beside Postfix's and as a ratio to it. When Postfix is absent (and cannot be installed)
- * the relay runs alone against the test fixture sink, without ratios. The relay's load generators
- * are lean clients (see `relay-phases.ts`) modelled on `smtp-source`, which drives Postfix: the
+ * through `mx_override`), with the same message sizes and concurrency; each relay phase runs
+ * between two Postfix rounds of its size, and its figures are printed as ratios to their mean
+ * (`anchorRounds`). When Postfix is absent (and cannot be installed) the relay runs alone
+ * against the test fixture sink, without ratios. The relay's load generators are lean clients (see `relay-phases.ts`) modelled on `smtp-source`, which drives Postfix: the
  * relay phases load both cores, so a heavier client would slow the relay it measures. Every
  * reply is checked and every message must reach the destination. *Machine CPU ms/msg* is the
  * busy time of every core (`/proc/stat`) per message, Postfix's rows and the relay's alike: what
@@ -168,13 +168,17 @@ async function runMemoryRounds(relay: BenchRelay, destination: Destination): Pro
   }
 }
 
-/** The mean of the Postfix rounds run just before and just after a relay phase. */
-function between(before: Anchor | undefined, after: Anchor | undefined): Anchor | undefined {
-  if (!before || !after) return before ?? after;
+/** The mean of two measurements of one system, taken just before and just after a phase. */
+function mean(before: Anchor, after: Anchor): Anchor {
   return {
     acceptedPerSec: (before.acceptedPerSec + after.acceptedPerSec) / 2,
     endToEndPerSec: (before.endToEndPerSec + after.endToEndPerSec) / 2,
   };
+}
+
+/** `mean`, or the one round there is (none without Postfix). */
+function between(before: Anchor | undefined, after: Anchor | undefined): Anchor | undefined {
+  return before && after ? mean(before, after) : (before ?? after);
 }
 
 /**
@@ -256,17 +260,25 @@ async function runPhases(
   if (pair) {
     await runSplitPhase(pair.relays, destination, phase("http", { ...SMALL, messages: WARMUP }));
     const before = await pair.databaseWork();
+    let after = before;
+    let singleAfter = single;
     const shared = await small.beside(
       "relay async /send-raw, 2 instances on one MariaDB, 1 KiB",
-      () => runSplitPhase(pair.relays, destination, phase("http", SMALL)),
+      async () => {
+        const result = await runSplitPhase(pair.relays, destination, phase("http", SMALL));
+        after = await pair.databaseWork();
+        // The single instance again, so that the pair is compared with it on both sides too.
+        singleAfter = await onAsync(phase("http", SMALL));
+        return result;
+      },
     );
-    const after = await pair.databaseWork();
     const perMessage = (value: number) => (value / SMALL.messages).toFixed(2);
     const serverCpu =
       before.cpuMs === null || after.cpuMs === null
         ? "not local"
         : `${perMessage(after.cpuMs - before.cpuMs)} ms CPU`;
-    sharedRatio = `two instances on one MariaDB against one SQLite instance (issue 15): accepted ${ratio(shared.acceptedPerSec, single.acceptedPerSec)}, end to end ${ratio(shared.endToEndPerSec, single.endToEndPerSec)}; MariaDB per message: ${serverCpu}, ${perMessage(after.statements - before.statements)} statements`;
+    const singles = mean(single, singleAfter);
+    sharedRatio = `two instances on one MariaDB against one SQLite instance, measured just before and just after them (${rate(single.endToEndPerSec)} and ${rate(singleAfter.endToEndPerSec)} msg/s end to end) (issue 15): accepted ${ratio(shared.acceptedPerSec, singles.acceptedPerSec)}, end to end ${ratio(shared.endToEndPerSec, singles.endToEndPerSec)}; MariaDB per message: ${serverCpu}, ${perMessage(after.statements - before.statements)} statements`;
   }
   if (!syncRelay) return;
   await small.beside("relay sync /send-raw, 1 KiB", () =>
