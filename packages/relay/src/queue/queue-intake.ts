@@ -33,12 +33,13 @@ export function createQueueIntake(deps: {
   onQueued?: () => void;
 }): QueueIntake {
   const { queue, spool, logger } = deps;
+  const storage = spool ? "local storage failure" : "the shared database did not answer";
   const unavailable = (cause: unknown) => {
     logger.error("message could not be queued", {
       error: messageOf(cause),
     });
     return Errors.unavailable(
-      "the message could not be stored in the queue (local storage failure); nothing was accepted, retry later",
+      `the message could not be stored in the queue (${storage}); nothing was accepted, retry later`,
     );
   };
   // Every file of the batch was written before the flush: one directory sync names them all.

@@ -2,6 +2,7 @@ import { createLogging, systemClock } from "@rd/common";
 import { LogCapture } from "@rd/common/test-kit";
 import { createConnection } from "mysql2/promise";
 import { describe, expect, it } from "vitest";
+import { createQueueIntake } from "../../src/queue/queue-intake.js";
 import { createSharedQueue } from "../../src/shared/shared-queue.js";
 import type { NewQueueEntry } from "../../src/state/queue-repository.js";
 import { mariadbAvailable, useSharedDb } from "./shared-relays.js";
@@ -24,6 +25,35 @@ describe.skipIf(!available)("the shared queue's intake and ends", () => {
       next_attempt_at: 100,
       ...(index === 0 && { body: Buffer.from(`body of ${id}`) }),
     }));
+
+  it("answers 503 naming the shared database, not local storage, when the intake's insert fails", async () => {
+    const capture = new LogCapture();
+    const logger = createLogging({ destination: capture }).forTarget("relay::queue");
+    const queue = createSharedQueue({
+      db: shared.db,
+      leaseSecs: () => 60,
+      clock: systemClock,
+      logger,
+    });
+    const enqueue = createQueueIntake({ queue, spool: undefined, clock: systemClock, logger });
+    await shared.database.query("DROP TABLE relay_queue_bodies");
+    const refused = enqueue({
+      messageId: "<m9@s.test>",
+      clientId: "cli_0123456789abcdef",
+      envelopeFrom: "a@s.test",
+      domain: "s.test",
+      recipients: ["b@r.test"],
+      message: Buffer.from("From: a@s.test\r\n\r\nhello\r\n"),
+    });
+    await expect(refused).rejects.toMatchObject({
+      code: "unavailable",
+      status: 503,
+      message:
+        "the message could not be stored in the queue (the shared database did not answer); nothing was accepted, retry later",
+    });
+    // The cause is in the log, for the operator.
+    expect(JSON.stringify(capture.forTarget("relay::queue"))).toContain("relay_queue_bodies");
+  });
 
   it("gives every row its message's body and returns each group's pks in order", async () => {
     const logger = createLogging({ destination: new LogCapture() }).forTarget("relay::queue");
