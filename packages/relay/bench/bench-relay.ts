@@ -94,6 +94,10 @@ export async function startBenchRelay(options: {
   });
   const deliveredAt = new Map<string, number>();
   createInterface({ input: child.stdout }).on("line", (line) => {
+    // A warning or an error of the relay is shown: a failed phase says why.
+    if (line.startsWith('{"level":"WARN"') || line.startsWith('{"level":"ERROR"')) {
+      console.error(`relay ${child.pid}: ${line}`);
+    }
     if (!line.includes('\\"event\\":\\"delivered\\"')) return;
     const outer = JSON.parse(line) as { timestamp: string; fields: { ledger: string } };
     const event = JSON.parse(outer.fields.ledger) as { message_id: string };
