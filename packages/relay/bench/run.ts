@@ -8,13 +8,14 @@
  * through `mx_override`), with the same message sizes and concurrency; each relay phase runs
  * between two Postfix rounds of its size, and its figures are printed as ratios to their mean
  * (`anchorRounds`). When Postfix is absent (and cannot be installed) the relay runs alone
- * against the test fixture sink, without ratios. The relay's load generators are lean clients (see `relay-phases.ts`) modelled on `smtp-source`, which drives Postfix: the
- * relay phases load both cores, so a heavier client would slow the relay it measures. Every
- * reply is checked and every message must reach the destination. *Machine CPU ms/msg* is the
- * busy time of every core (`/proc/stat`) per message, Postfix's rows and the relay's alike: what
- * each system, its load generator, the sink and the kernel cost together. Figures go to stdout
- * as a Markdown table. `RELAY_BENCH_NODE_OPTIONS` adds Node options to every relay process
- * (`--cpu-prof --cpu-prof-dir=…` for a profile of each).
+ * against the test fixture sink, without ratios. The relay's load generators are lean clients
+ * (see `relay-phases.ts`) modelled on `smtp-source`, which drives Postfix: the relay phases load
+ * both cores, so a heavier client would slow the relay it measures. Every reply is checked and
+ * every message must reach the destination. *Machine CPU ms/msg* is the busy time of every core
+ * (`/proc/stat`) per message, Postfix's rows and the relay's alike: what each system, its load
+ * generator, the sink and the kernel cost together. Figures go to stdout as a Markdown table.
+ * `RELAY_BENCH_NODE_OPTIONS` adds Node options to every relay process (`--cpu-prof
+ * --cpu-prof-dir=…` for a profile of each).
  */
 import { type SmtpSink, startSmtpSink } from "../test/fixtures/smtp-sink.js";
 import { type BenchRelay, type Destination, machine, mib, startBenchRelay } from "./bench-relay.js";
