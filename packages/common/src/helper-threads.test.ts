@@ -1,11 +1,11 @@
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeTempDir } from "./test-kit/temp-dir.js";
+import { threadSchedulingSupported } from "./test-kit/thread-policies.js";
 
 const run = promisify(execFile);
 const MODULE = new URL("./helper-threads.ts", import.meta.url).href;
@@ -29,15 +29,13 @@ await worker.terminate();
 console.log(JSON.stringify({ before, after, logged }));
 `;
 
-const linux = existsSync("/proc/self/task");
-const chrt = ["/usr/bin/chrt", "/bin/chrt"].some((path) => existsSync(path));
-if (!linux || !chrt) {
+if (!threadSchedulingSupported) {
   console.warn(
     "SKIPPED: helper-thread scheduling needs Linux's /proc and util-linux's chrt (Debian: util-linux)",
   );
 }
 
-describe.skipIf(!linux || !chrt)("batchHelperThreads", () => {
+describe.skipIf(!threadSchedulingSupported)("batchHelperThreads", () => {
   let dir: { path: string; remove(): Promise<void> };
   beforeEach(async () => {
     dir = await makeTempDir("helper-threads-");

@@ -14,4 +14,9 @@ export { sampleValue } from "./prometheus-text.js";
 export { type ReadyWait, ServiceProcess } from "./service-process.js";
 export { type ExternalService, MARIADB, serviceAvailable } from "./services.js";
 export { makeTempDir } from "./temp-dir.js";
-export { SCHED_BATCH, SCHED_OTHER, threadPolicies } from "./thread-policies.js";
+export {
+  SCHED_BATCH,
+  SCHED_OTHER,
+  threadPolicies,
+  threadSchedulingSupported,
+} from "./thread-policies.js";

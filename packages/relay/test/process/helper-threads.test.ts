@@ -1,4 +1,3 @@
-import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
@@ -7,6 +6,7 @@ import {
   SCHED_BATCH,
   SCHED_OTHER,
   threadPolicies,
+  threadSchedulingSupported,
 } from "@rd/common/test-kit";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { type SmtpSink, startSmtpSink } from "../fixtures/smtp-sink.js";
@@ -15,9 +15,8 @@ import { RelayProcess } from "../helpers/relay-process.js";
 
 const TOKEN = "helper-threads-token";
 
-const supported = existsSync("/proc/self/task") && existsSync("/usr/bin/chrt");
-if (!supported) {
-  console.warn("SKIPPED: helper-thread scheduling needs Linux's /proc and /usr/bin/chrt");
+if (!threadSchedulingSupported) {
+  console.warn("SKIPPED: helper-thread scheduling needs Linux's /proc and util-linux's chrt");
 }
 
 let dir: { path: string; remove(): Promise<void> };
@@ -35,7 +34,7 @@ afterEach(async () => {
   await dir.remove();
 });
 
-it.skipIf(!supported)(
+it.skipIf(!threadSchedulingSupported)(
   "`relay serve` keeps its event loop SCHED_OTHER and moves every helper thread, the delivery worker too, to SCHED_BATCH",
   async () => {
     const port = await freePort();
