@@ -1,3 +1,4 @@
+import { ManualClock } from "@rd/common/test-kit";
 import { describe, expect, it } from "vitest";
 import type { Target } from "./campaign-types.js";
 import { parseOptions } from "./cli-options.js";
@@ -39,6 +40,8 @@ const delivery: DeliveryContext = {
   jwtSecret: "s".repeat(32),
   webhookSecret: "w",
   token: "a.b.c",
+  // A fixed clock: the same seed must give the same bytes, a second boundary between them or not.
+  clock: new ManualClock(),
   userId: 1,
   repositories: ["fuzz/repo-0", "Fuzz/Repo-3"],
   tags: new Map([["fuzz/repo-0", ["v1.0.0"]]]),

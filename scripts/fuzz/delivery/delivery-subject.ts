@@ -1,5 +1,6 @@
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { systemClock } from "@rd/common";
 import { freePort, makeTempDir } from "@rd/common/test-kit";
 import { startGithubStub } from "../../../packages/delivery/test/fixtures/github-stub.js";
 import { startTelegramStub } from "../../../packages/delivery/test/fixtures/telegram-stub.js";
@@ -136,6 +137,7 @@ export async function deliverySubject(): Promise<Subject> {
           jwtSecret: JWT_SECRET,
           webhookSecret: WEBHOOK_SECRET,
           token: session.token,
+          clock: systemClock,
           userId: session.user?.id ?? 1,
           repositories: REPOSITORIES,
           tags: new Map(),

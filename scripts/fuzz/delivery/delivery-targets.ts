@@ -1,4 +1,5 @@
 import { createHmac } from "node:crypto";
+import { type Clock, epochSeconds } from "@rd/common";
 import type { GithubStub } from "../../../packages/delivery/test/fixtures/github-stub.js";
 import type { ReleaseStub } from "../../../packages/delivery/test/releases/release-stub.js";
 import type { FuzzInput, Target } from "../campaign-types.js";
@@ -34,6 +35,8 @@ export interface DeliveryContext {
   webhookSecret: string;
   /** A session token of the fuzzer's user. */
   token: string;
+  /** The time the tokens made here are issued at: the generators' one input besides the seed. */
+  clock: Clock;
   userId: number;
   /** Registered repositories the publish target releases into (`fuzz/repo-0` …). */
   repositories: readonly string[];
@@ -181,7 +184,7 @@ function token(context: DeliveryContext, random: Prng): string {
     const unsigned = `${b64(header)}.${b64(claims)}`;
     return `${unsigned}.${createHmac(algorithm, secret).update(unsigned).digest("base64url")}`;
   };
-  const now = Math.floor(Date.now() / 1000);
+  const now = epochSeconds(context.clock);
   const claims = {
     sub: context.userId,
     email: "fuzz@example.com",
