@@ -2,6 +2,7 @@ import { isAscii } from "node:buffer";
 import type { FastifyInstance } from "fastify";
 import fastify from "fastify";
 import secureJson from "secure-json-parse";
+import { LONG_STRING_BYTES, parseWithLongStrings } from "./long-json-strings.js";
 
 const { FST_ERR_CTP_EMPTY_JSON_BODY, FST_ERR_CTP_INVALID_JSON_BODY } = fastify.errorCodes;
 const POISONING = { protoAction: "error", constructorAction: "error" } as const;
@@ -16,7 +17,7 @@ const BOM = 0xfeff;
  * them and 1.5 ms without (quiet machine; 1.1 ms of regular expressions in a profile under
  * load). Walking the parsed object (a few keys: a message is one long string) finds the same
  * keys, and the test holds the answers to Fastify's own for hostile and malformed bodies.
- * The body is collected as one Buffer and decoded once (`decode`): Fastify's string collection
+ * The body is collected as one Buffer and decoded once (`parse`): Fastify's string collection
  * decodes every 64 KiB chunk into a string on the young heap.
  */
 export function useJsonBodyParser(app: FastifyInstance): void {
@@ -26,11 +27,9 @@ export function useJsonBodyParser(app: FastifyInstance): void {
       done(new FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
       return;
     }
-    const text = decode(body as Buffer);
     let parsed: unknown;
     try {
-      // As secure-json-parse: a byte order mark is dropped, a non-object has no keys to check.
-      parsed = JSON.parse(text.charCodeAt(0) === BOM ? text.slice(1) : text);
+      parsed = parse(body as Buffer);
       if (parsed !== null && typeof parsed === "object") secureJson.scan(parsed, POISONING);
     } catch {
       done(new FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
@@ -41,11 +40,18 @@ export function useJsonBodyParser(app: FastifyInstance): void {
 }
 
 /**
- * The body's text. ASCII reads the same as Latin-1, and Node keeps a Latin-1 string of about
- * 1 MB or more outside the V8 heap: with the launcher's 1 MiB young generation, every heap string
- * that large costs a young collection of its own. For a 1 MiB `/send-raw` body, measured outside
- * the relay: 1.9 → 1.3 ms of CPU a body, one collection instead of two.
+ * The body's value. An ASCII body reads the same as Latin-1, and Node keeps a Latin-1 string of
+ * about 1 MB or more outside the V8 heap: with the launcher's 1 MiB young generation, every heap
+ * string that large costs a young collection of its own (1 MiB `/send-raw` body, measured
+ * outside the relay: 1.9 → 1.3 ms of CPU a body, one collection instead of two). A large ASCII
+ * body's long string values are decoded outside the heap too (`parseWithLongStrings`).
  */
-function decode(body: Buffer): string {
-  return isAscii(body) ? body.toString("latin1") : body.toString("utf8");
+function parse(body: Buffer): unknown {
+  if (!isAscii(body)) {
+    const text = body.toString("utf8");
+    // As secure-json-parse: a byte order mark is dropped.
+    return JSON.parse(text.charCodeAt(0) === BOM ? text.slice(1) : text);
+  }
+  const long = body.length >= LONG_STRING_BYTES ? parseWithLongStrings(body) : undefined;
+  return long !== undefined ? long : JSON.parse(body.toString("latin1"));
 }

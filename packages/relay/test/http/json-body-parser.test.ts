@@ -72,6 +72,19 @@ describe("the JSON body parser", () => {
     expect(actual.json().body.raw).toBe(raw);
   });
 
+  it.each([
+    ["a control character in a long value", `{"raw":"${"x".repeat(100_000)}\u0001\n\u0001"}`],
+    ["a long value beyond Latin-1", `{"raw":"${"\\u20ac".repeat(20_000)}"}`],
+    ["a long key and a long value", `{"${"k".repeat(70_000)}":"${"v\\n".repeat(30_000)}"}`],
+    ["a trailing comma after a long value", `{"raw":"${"x".repeat(100_000)}",}`],
+  ])("answers a large body with %s as Fastify's own", async (_, payload) => {
+    const [expected, actual] = await postToBoth(payload);
+    expect({ status: actual.statusCode, body: actual.body }).toEqual({
+      status: expected.statusCode,
+      body: expected.body,
+    });
+  });
+
   it("refuses a hostile key hidden far into a large body", async () => {
     const payload = `{"raw":"${"x".repeat(2_000_000)}","nested":{"__proto__":{"admin":true}}}`;
     const response = await patched.inject({

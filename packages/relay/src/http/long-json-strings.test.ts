@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { LONG_STRING_BYTES, parseWithLongStrings } from "./long-json-strings.js";
+
+const long = (piece: string) => piece.repeat(Math.ceil(LONG_STRING_BYTES / piece.length) + 1);
+const ascii = (text: string) => Buffer.from(text, "latin1");
+
+// JSON texts (as written on the wire) whose long values this module decodes itself.
+const DECODED: Record<string, string> = {
+  "a message with CRLF escapes": JSON.stringify({ from: "a@b.test", raw: long("line\r\n") }),
+  "every one-character escape": JSON.stringify({ raw: long('"\\/\b\f\n\r\t x') }),
+  "a solidus escaped": `{"raw":"${long("a\\/b")}"}`,
+  "Latin-1 and NUL \\u escapes, either case": `{"raw":"${long("\\u00e9\\u00E9\\u0000\\u007f")}"}`,
+  "a value ending in an escaped backslash": `{"raw":"${long("x")}\\\\","next":"y"}`,
+  "escaped quotes before the closing one": `{"raw":"${long('\\"')}\\\\\\""}`,
+  "several long values at any depth": JSON.stringify({
+    list: [long("a"), { deeper: [[long("b")]] }],
+    raw: long("c"),
+    short: "d",
+  }),
+  "a long value at the root": JSON.stringify(long("root ")),
+  "a long key, left to JSON.parse": `{"${long("k")}" : 1, "v": "${long("v")}"}`,
+  "a short string like a placeholder": JSON.stringify({ a: "\u0000#0", raw: long("x") }),
+  "no long value": JSON.stringify({ a: "short", b: [1, 2, { c: null }] }),
+};
+
+// Long values that only JSON.parse decides: the caller parses the text as usual.
+const LEFT_TO_JSON_PARSE: Record<string, string> = {
+  "a control character": `{"raw":"${long("x")}\n"}`,
+  "a \\u escape beyond Latin-1": `{"raw":"${long("\\u20ac")}"}`,
+  "a \\u escape with a bad digit": `{"raw":"${long("\\u00g1")}"}`,
+  "an escape JSON does not have": `{"raw":"${long("\\x41")}"}`,
+  "no closing quote": `{"raw":"${long("x")}`,
+};
+
+describe("parsing JSON with long string values", () => {
+  it.each(Object.entries(DECODED))("gives what JSON.parse gives: %s", (_, text) => {
+    expect(parseWithLongStrings(ascii(text))).toEqual(JSON.parse(text));
+  });
+
+  it.each(Object.entries(LEFT_TO_JSON_PARSE))("leaves to JSON.parse %s", (_, text) => {
+    expect(parseWithLongStrings(ascii(text))).toBeUndefined();
+  });
+
+  it("throws JSON.parse's error for a malformed text around a long value", () => {
+    expect(() => parseWithLongStrings(ascii(`{"raw":"${long("x")}",}`))).toThrow(SyntaxError);
+    expect(() => parseWithLongStrings(ascii(`{"raw" "${long("x")}"}`))).toThrow(SyntaxError);
+  });
+});
