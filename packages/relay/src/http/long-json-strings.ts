@@ -40,9 +40,10 @@ const PLACEHOLDER_LITERAL = JSON.stringify(PLACEHOLDER).slice(0, -1);
  * NOTE: `JSON.parse` puts a string of over 128 KiB in a large-object page of its own, mapped
  * for it and unmapped at the next collection: each MiB is 256 fresh pages, and on a virtual
  * machine where a page fault cost 13 µs, `JSON.parse` of a 1 MiB `/send-raw` body took 4.3 ms
- * (0.8 ms for the same bytes as 16 strings of 64 KiB). A Latin-1 string of about 1 MB or more read from a Buffer is kept outside the
- * V8 heap, in malloc's memory, which is reused. 1 MiB `/send-raw`, alternating, two relays each
- * way: relay CPU 20.1–21.2 → 17.2–19.6 ms a message, accepted 67–70 → 76–85 msg/s.
+ * (0.8 ms for the same bytes as 16 strings of 64 KiB). A Latin-1 string of about 1 MB or more
+ * read from a Buffer is kept outside the V8 heap, in malloc's memory, which is reused. 1 MiB
+ * `/send-raw`, alternating, two relays each way: relay CPU 20.1–21.2 → 17.2–19.6 ms a message,
+ * accepted 67–70 → 76–85 msg/s.
  */
 export function parseWithLongStrings(text: Buffer): unknown {
   const longValues: string[] = [];
