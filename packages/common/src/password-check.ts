@@ -7,16 +7,22 @@ import bcrypt from "bcrypt";
  */
 export type PasswordCheck = (secret: string, hash: string | undefined) => Promise<boolean>;
 
+/** bcrypt's base64 alphabet, in which a hash's salt and digest are written. */
+const BCRYPT_ALPHABET = "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
 /**
- * A `PasswordCheck` whose stand-in for a missing hash is a hash of a random secret at `cost`,
- * the cost of the stored hashes. It is started at once (in the background) and made only once,
- * so the first unknown account takes no longer than the others.
+ * A `PasswordCheck` whose stand-in for a missing hash is a well-formed hash at `cost`, the cost
+ * of the stored hashes: a fresh salt and a random digest, which no secret is known to match.
+ * Comparing against it costs the full bcrypt work of the salt's cost, like any stored hash.
+ * It is made at once without hashing: no bcrypt work runs in the background, where a process
+ * or a worker ending before it finished would abort in the native module.
  */
 export function createPasswordCheck(cost: number): PasswordCheck {
-  const dummyHash = bcrypt.hash(randomBytes(24).toString("base64"), cost);
+  const digest = [...randomBytes(31)].map((byte) => BCRYPT_ALPHABET[byte & 63]).join("");
+  const dummyHash = bcrypt.genSaltSync(cost) + digest;
   return async (secret, hash) => {
     if (hash !== undefined) return bcrypt.compare(secret, hash);
-    await bcrypt.compare(secret, await dummyHash);
+    await bcrypt.compare(secret, dummyHash);
     return false;
   };
 }
