@@ -157,7 +157,10 @@ export function createOutbound(deps: OutboundDeps): Outbound {
   return {
     attempt,
     requireTls,
-    close: () => smtp.close(),
+    close() {
+      gate.close();
+      return smtp.close();
+    },
     async deliver(message) {
       const startedAt = nowSecs();
       const pks = await deps.queue.insert(

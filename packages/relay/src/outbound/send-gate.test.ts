@@ -77,6 +77,39 @@ describe("send gate", () => {
     expect(timer.sleeps).toEqual([5000]);
   });
 
+  it("once closed, starts no attempt, and its wait for the next turn ends at once", async () => {
+    const gate = createSendGate(() => 3600);
+    const started: number[] = [];
+    const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === "Timeout");
+    await gate.run(async () => void started.push(1));
+    const before = timers().length;
+    const held = gate.run(async () => void started.push(2));
+    await expect.poll(() => timers().length).toBe(before + 1);
+
+    gate.close();
+    // The hour's timer is gone (it would keep the process alive), and the attempt never starts.
+    await expect.poll(() => timers().length).toBe(before);
+    const late = gate.run(async () => void started.push(3));
+    const unsettled = Symbol("unsettled");
+    const settled = (promise: Promise<unknown>) =>
+      Promise.race([promise, sleep(50).then(() => unsettled)]);
+    expect(await settled(held)).toBe(unsettled);
+    expect(await settled(late)).toBe(unsettled);
+    expect(started).toEqual([1]);
+  });
+
+  it("once closed, starts no attempt when the delay is 0 either", async () => {
+    const gate = createSendGate(() => 0);
+    gate.close();
+    let started = false;
+    const late = gate.run(async () => {
+      started = true;
+    });
+    const result = await Promise.race([late.then(() => "settled"), sleep(50).then(() => "held")]);
+    expect(result).toBe("held");
+    expect(started).toBe(false);
+  });
+
   it("spaces attempts in real time with a short delay", async () => {
     const gate = createSendGate(() => 0.2);
     const starts: number[] = [];
