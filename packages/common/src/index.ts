@@ -40,5 +40,5 @@ export { currentRequestId } from "./request-context.js";
 export { REQUEST_ID_HEADER, requestIdFor, requestIdOptions } from "./request-id.js";
 export { type RetryOptions, retryWithDelays } from "./retry.js";
 export { safeEqual } from "./secrets.js";
-export { waitForStopSignal, withinDeadline } from "./shutdown.js";
+export { neverSettles, waitForStopSignal, withinDeadline } from "./shutdown.js";
 export { readPackageVersion } from "./version.js";

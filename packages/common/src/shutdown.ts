@@ -26,3 +26,11 @@ export async function withinDeadline(work: Promise<unknown>, ms: number): Promis
     clearTimeout(timer);
   }
 }
+
+/**
+ * What work stopped by a shutdown gives its caller: a promise that never settles, so that nothing
+ * after it runs against what is being closed (what it left undone is recovered at the next boot).
+ */
+export function neverSettles<T>(): Promise<T> {
+  return new Promise<T>(() => undefined);
+}

@@ -121,7 +121,9 @@ async function mapWithConcurrency<T, R>(
 /** Builds outbound delivery; one instance per process, since it holds the send gate. */
 export function createOutbound(deps: OutboundDeps): Outbound {
   const clock = deps.clock ?? systemClock;
-  const gate = createSendGate(() => deps.settings().send_delay_secs, clock);
+  // Aborted at close: a wait for the gate's next turn or for a synchronous retry ends there.
+  const closing = new AbortController();
+  const gate = createSendGate(() => deps.settings().send_delay_secs, clock, closing.signal);
   const defaultHelo = hostname();
   const smtp = createSmtpTransportThread();
 
@@ -145,6 +147,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
     emit: deps.emit,
     retryDelaysSecs: () => deps.settings().sync_retry_delays_secs,
     clock,
+    closing: closing.signal,
   });
 
   const requireTls = (domain: string) => {
@@ -158,7 +161,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
     attempt,
     requireTls,
     close() {
-      gate.close();
+      closing.abort();
       return smtp.close();
     },
     async deliver(message) {

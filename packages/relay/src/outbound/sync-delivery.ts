@@ -1,4 +1,4 @@
-import { type Clock, retryWithDelays } from "@rd/common";
+import { type Clock, neverSettles, retryWithDelays } from "@rd/common";
 import type { DeliveryAttempt, RecipientJob } from "./delivery-attempt.js";
 import { DeliveryError } from "./delivery-error.js";
 import {
@@ -28,6 +28,11 @@ export interface SyncDeliveryDeps {
    */
   retryDelaysSecs: () => readonly number[];
   clock: Pick<Clock, "sleep">;
+  /**
+   * Aborted at shutdown: a delivery waiting for its next attempt then never settles (its row,
+   * still `sending`, is recovered at the next boot), and no wait keeps the process alive.
+   */
+  closing?: AbortSignal;
 }
 
 /** `onRetry` is told after every failed attempt that another will follow (for the queue row). */
@@ -52,8 +57,8 @@ export function createSyncDelivery(deps: SyncDeliveryDeps): SyncDelivery {
     const [firstWaitSecs = 0, ...retryWaitsSecs] = deps.retryDelaysSecs();
     const base = { message_id: job.messageId, rcpt: job.rcpt };
     let attempts = 0;
-    if (firstWaitSecs > 0) await deps.clock.sleep(firstWaitSecs * 1000);
     try {
+      if (firstWaitSecs > 0) await deps.clock.sleep(firstWaitSecs * 1000, deps.closing);
       const receipt = await retryWithDelays(
         retryWaitsSecs.map((secs) => secs * 1000),
         async (attempt) => {
@@ -64,6 +69,7 @@ export function createSyncDelivery(deps: SyncDeliveryDeps): SyncDelivery {
         },
         {
           clock: deps.clock,
+          signal: deps.closing,
           shouldRetry: (error) => error instanceof DeliveryError && !error.permanent,
           onRetry: (error, attempt, delayMs) => {
             const failure = error as DeliveryError;
@@ -76,6 +82,7 @@ export function createSyncDelivery(deps: SyncDeliveryDeps): SyncDelivery {
       const detail = deliveredDetail(receipt.host, receipt.response);
       return { ok: true, detail, attempts, permanent: false };
     } catch (error) {
+      if (deps.closing?.aborted) return neverSettles<RecipientOutcome>();
       if (!(error instanceof DeliveryError)) throw error;
       deps.emit(failedEvent(base, error));
       return { ok: false, detail: error.message, attempts, permanent: error.permanent };

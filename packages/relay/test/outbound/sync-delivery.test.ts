@@ -33,6 +33,7 @@ function pipeline(options: {
   delays?: number[];
   timeoutSecs?: number;
   dns?: string;
+  closing?: AbortSignal;
 }) {
   const events: DeliveryEvent[] = [];
   const emit = (event: DeliveryEvent) => events.push(event);
@@ -56,6 +57,7 @@ function pipeline(options: {
     emit,
     retryDelaysSecs: () => options.delays ?? [0, 0.1, 0.2],
     clock: systemClock,
+    closing: options.closing,
   });
   const deliver = (recipient: RecipientJob) =>
     sync(recipient, (attempts) => retries.push(attempts));
@@ -107,6 +109,35 @@ describe("synchronous delivery", () => {
     expect(events.filter((e) => e.event === "attempt").map((e) => e.attempt)).toEqual([1, 2, 3]);
     expect(events.at(-1)).toMatchObject({ event: "failed", permanent: false });
     expect((events.at(-1) as { error: string }).error).toMatch(/^451 /);
+  });
+
+  it("at shutdown, ends its wait for the next attempt and never settles: no attempt, no outcome", async () => {
+    const mx = await sink({ reject: { stage: "rcpt", code: 451, message: "4.7.1 greylisted" } });
+    const closing = new AbortController();
+    const { deliver, events, retries } = pipeline({
+      overrides: { "rcpt.test": [mx.address] },
+      delays: [0, 600],
+      closing: closing.signal,
+    });
+    const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === "Timeout");
+    const delivery = deliver(job("b@rcpt.test"));
+    // The first attempt is refused; the next would be ten minutes later.
+    await expect.poll(() => retries).toEqual([1]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const waiting = timers().length;
+
+    closing.abort();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The ten minutes' timer is gone: it would keep the process alive. (Counted outside
+    // `expect.poll`, whose own timer would be counted too.)
+    expect(timers().length).toBe(waiting - 1);
+    const settled = await Promise.race([
+      delivery.then(() => "settled"),
+      new Promise((resolve) => setTimeout(() => resolve("pending"), 100)),
+    ]);
+    expect(settled).toBe("pending");
+    expect(events.filter((e) => e.event === "attempt")).toHaveLength(1);
+    expect(events.map((e) => e.event)).not.toContain("failed");
   });
 
   it("delivers on a later attempt after a temporary refusal", async () => {

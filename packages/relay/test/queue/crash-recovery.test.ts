@@ -197,6 +197,22 @@ describe("crash recovery of the real process", () => {
     expect(ids).toEqual([first, held]);
   }, 60_000);
 
+  it("a synchronous relay stopped (SIGTERM) while a send waits for its next attempt exits within the grace", async () => {
+    const greylisting = await sink({ tls: "none", reject: { stage: "rcpt", code: 451 } });
+    await configure(greylisting, { sync_retry_delays_secs: [0, 600] });
+    delete env.RELAY_REDIS;
+    const relay = await start();
+    // The send is refused once; its next attempt would come ten minutes later.
+    const sending = send(1).catch(() => undefined);
+    await relay.waitFor('\\"event\\":\\"deferred\\"');
+
+    const stopping = Date.now();
+    expect(await relay.stop("SIGTERM")).toBe(0);
+    // The grace for requests in hand is 10 s; the wait for the next attempt does not hold it.
+    expect(Date.now() - stopping).toBeLessThan(20_000);
+    await sending;
+  }, 60_000);
+
   it("`relay tick` exits 1 on a refused token or when no server answers", async () => {
     const mx = await sink({ tls: "none" });
     await configure(mx);
