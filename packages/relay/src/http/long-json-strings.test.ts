@@ -41,6 +41,23 @@ describe("parsing JSON with long string values", () => {
     expect(parseWithLongStrings(ascii(text))).toBeUndefined();
   });
 
+  it("decodes what it reads four octets at a time as JSON.parse does, at every offset", () => {
+    // Each special octet or escape at each offset of a word, and in a tail of 1 to 3 octets.
+    const specials = ["\\n", '\\"', "\\\\", "\\u00ff", "\\/", " ", "~", "@Z[]_`", "\u007f"];
+    for (const special of specials) {
+      for (let offset = 0; offset < 8; offset += 1) {
+        const text = `{"raw":"${"x".repeat(offset)}${special}${long("abcd")}${special}xyz"}`;
+        expect(parseWithLongStrings(ascii(text))).toEqual(JSON.parse(text));
+      }
+    }
+    for (const control of ["\u0000", "\u001f", "\t"]) {
+      for (let offset = 0; offset < 8; offset += 1) {
+        const text = `{"raw":"${long("abcd")}${"x".repeat(offset)}${control}${"y".repeat(offset)}"}`;
+        expect(parseWithLongStrings(ascii(text))).toBeUndefined();
+      }
+    }
+  });
+
   it("throws JSON.parse's error for a malformed text around a long value", () => {
     expect(() => parseWithLongStrings(ascii(`{"raw":"${long("x")}",}`))).toThrow(SyntaxError);
     expect(() => parseWithLongStrings(ascii(`{"raw" "${long("x")}"}`))).toThrow(SyntaxError);

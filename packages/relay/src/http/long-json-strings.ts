@@ -91,30 +91,59 @@ function isJsonSpace(octet: number): boolean {
   return octet === 0x20 || octet === 0x09 || octet === 0x0a || octet === 0x0d;
 }
 
-/** The value of the literal's content `text[start, end)`, or `undefined` (see above). */
+/**
+ * The value of the literal's content `text[start, end)`, or `undefined` (see above).
+ * NOTE: plain octets go four at a time: the bench's 1 MiB body (an escaped CRLF every 78
+ * octets) 2.6 → 1.0 ms outside the relay; in it, alternating, 105–120 against 98–107 messages a
+ * second accepted, the event loop 5.0–5.8 against 6.6–7.4 ms a message. Runs between escapes
+ * copied natively gained nothing: a call per 76 octets costs what it saves.
+ */
 function decodeLiteral(text: Buffer, start: number, end: number): string | undefined {
   const decoded = Buffer.allocUnsafe(end - start);
+  const input = new DataView(text.buffer, text.byteOffset, text.byteLength);
+  const output = new DataView(decoded.buffer, decoded.byteOffset, decoded.byteLength);
   let length = 0;
-  for (let at = start; at < end; at += 1) {
+  let at = start;
+  while (at < end) {
+    // Four plain octets at a time: no control character and no backslash among them.
+    if (at + 4 <= end) {
+      const word = input.getUint32(at, true);
+      if (!hasOctetBelow(word, 0x20) && !hasOctetBelow(word ^ BACKSLASHES, 1)) {
+        output.setUint32(length, word, true);
+        length += 4;
+        at += 4;
+        continue;
+      }
+    }
     const octet = text[at] as number;
+    at += 1;
     if (octet >= 0x20 && octet !== BACKSLASH) {
       decoded[length++] = octet;
       continue;
     }
     if (octet < 0x20) return undefined;
-    at += 1;
     const escaped = text[at] as number;
     const simple = ESCAPED[escaped] as number;
     if (simple >= 0) {
       decoded[length++] = simple;
+      at += 1;
     } else if (escaped === 0x75 && LATIN1_ESCAPE.test(text.toString("latin1", at + 1, at + 5))) {
       decoded[length++] = Number.parseInt(text.toString("latin1", at + 3, at + 5), 16);
-      at += 4;
+      at += 5;
     } else {
       return undefined;
     }
   }
   return decoded.toString("latin1", 0, length);
+}
+
+const BACKSLASHES = 0x5c5c5c5c;
+/**
+ * Whether one of the four octets of `word` is below `limit` (Hacker's Delight 6-1). The octets are
+ * ASCII, so a borrow only follows a real find, and a false find merely takes the octet path.
+ */
+function hasOctetBelow(word: number, limit: number): boolean {
+  return ((word - limit * 0x01010101) & ~word & 0x80808080) !== 0;
 }
 
 /** `parsed` with each placeholder string replaced by its long value (iteratively: any depth). */
