@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LONG_STRING_BYTES, parseWithLongStrings } from "./long-json-strings.js";
+import { asciiBytesOf, LONG_STRING_BYTES, parseWithLongStrings } from "./long-json-strings.js";
 
 const long = (piece: string) => piece.repeat(Math.ceil(LONG_STRING_BYTES / piece.length) + 1);
 const ascii = (text: string) => Buffer.from(text, "latin1");
@@ -56,6 +56,21 @@ describe("parsing JSON with long string values", () => {
         expect(parseWithLongStrings(ascii(text))).toBeUndefined();
       }
     }
+  });
+
+  it("keeps the octets of long ASCII values, which are their UTF-8, and of no other value", () => {
+    const text = `{"raw":"${long("a\\r\\n\\u0041")}","short":"b","list":["${long("\\u00e9")}"],"deep":{"raw":"${long("c\\t")}"}}`;
+    const parsed = parseWithLongStrings(ascii(text)) as Record<string, never>;
+    expect(parsed).toEqual(JSON.parse(text));
+    for (const [container, key] of [
+      [parsed, "raw"],
+      [parsed.deep, "raw"],
+    ] as const) {
+      expect(asciiBytesOf(container, key)).toEqual(Buffer.from(container[key], "utf8"));
+    }
+    expect(asciiBytesOf(parsed, "short")).toBeUndefined();
+    expect(asciiBytesOf(parsed.list, "0")).toBeUndefined();
+    expect(asciiBytesOf(JSON.parse(text), "raw")).toBeUndefined();
   });
 
   it("throws JSON.parse's error for a malformed text around a long value", () => {

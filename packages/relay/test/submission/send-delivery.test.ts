@@ -183,6 +183,37 @@ describe("sending end to end through the HTTP server to destination MXs", () => 
     ).toEqual(expect.arrayContaining(["received", "signed", "attempt", "delivered"]));
   });
 
+  it("delivers a long /send-raw byte for byte, its JSON text ASCII with or without \\u00XX escapes", async () => {
+    const sink = relay.sinks["plain.test"]!;
+    const head =
+      "From: vendas@shop.test\r\nTo: bruno@plain.test\r\nDate: Tue, 03 Mar 2026 10:00:00 +0000\r\nMessage-ID: <long-";
+    const cases = [
+      { id: "ascii", line: 'Tab\there, "quoted" \\ and  two spaces\r\n' },
+      { id: "latin", line: "Relatório de preços: ação\r\n" },
+    ];
+    for (const { id, line } of cases) {
+      const raw = `${head}${id}@shop.test>\r\nSubject: long\r\n\r\n${line.repeat(4000)}`;
+      // Every octet beyond ASCII written as a \u00XX escape: the body parser's long-value path.
+      const text = JSON.stringify({
+        from: "vendas@shop.test",
+        to: ["bruno@plain.test"],
+        raw,
+      }).replace(/[\u0080-\u00ff]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`);
+      expect(Buffer.from(text).length).toBeGreaterThan(100 * 1024);
+      expect(Buffer.from(text).every((octet) => octet < 0x80)).toBe(true);
+      const before = sink.messages.length;
+      const response = await fetch(`${base}/send-raw`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization },
+        body: text,
+      });
+      expect(response.status).toBe(200);
+      const mail = (await sink.waitForMessages(before + 1)).at(-1) as ReceivedMail;
+      expect(withoutSignature(mail.raw)).toBe(Buffer.from(raw, "utf8").toString("latin1"));
+      expect((await relay.verifyDkim(mail.raw))[0]?.status.result).toBe("pass");
+    }
+  });
+
   it("completes Date and Message-ID and normalises bare line endings on /send-raw", async () => {
     const sink = relay.sinks["plain.test"]!;
     const before = sink.messages.length;

@@ -8,6 +8,7 @@ import { messageIdOfRefusal } from "../../submission/submission-service.js";
 import type { AppDeps, RelayApp } from "../app-deps.js";
 import { toAppError } from "../error-handler.js";
 import { createIdempotency, digestIdempotentBody, type SendAnswer } from "../idempotency.js";
+import { asciiBytesOf } from "../long-json-strings.js";
 import { responses } from "../schemas.js";
 
 /** Largest `/send` body (specification, Limits): refused with 413 while it streams in. */
@@ -86,7 +87,9 @@ export function sendRoutes(app: RelayApp, deps: AppDeps): void {
         // The guard authenticated the client on this `client` route.
         const client = request.client;
         if (!client) throw new Error("client route reached without a client");
-        return answer(await submission.submitRaw(client, request.body));
+        // A long ASCII message's octets as the body parser decoded them: its UTF-8 already.
+        const raw = asciiBytesOf(request.body, "raw") ?? request.body.raw;
+        return answer(await submission.submitRaw(client, { ...request.body, raw }));
       }),
   );
 }
