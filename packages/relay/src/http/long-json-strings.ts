@@ -104,7 +104,7 @@ function isJsonSpace(octet: number): boolean {
 }
 
 /**
- * The value of the literal's content `text[start, end)`, or `undefined` (see above).
+ * The octets the literal's content `text[start, end)` stands for, or `undefined` (see above).
  * NOTE: plain octets go four at a time: the bench's 1 MiB body (an escaped CRLF every 78
  * octets) 2.6 → 1.0 ms outside the relay; in it, alternating, 105–120 against 98–107 messages a
  * second accepted, the event loop 5.0–5.8 against 6.6–7.4 ms a message. Runs between escapes
