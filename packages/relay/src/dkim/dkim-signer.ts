@@ -3,7 +3,12 @@ import { readFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import mimeFuncs from "nodemailer/lib/mime-funcs/index.js";
 import { Errors } from "../errors.js";
-import { headerFields, splitMessage } from "../mime/message-parts.js";
+import {
+  headerFields,
+  type MessageParts,
+  messageParts,
+  splitMessage,
+} from "../mime/message-parts.js";
 import { relaxedBodyHash, relaxedHeader } from "./relaxed-canonicalization.js";
 
 /**
@@ -36,8 +41,8 @@ export interface SigningIdentity {
 }
 
 export interface DkimSigner {
-  /** Returns the message with its `DKIM-Signature` header prepended. */
-  sign(message: Buffer, identity: SigningIdentity): Promise<Buffer>;
+  /** Returns the message, whole, with its `DKIM-Signature` header prepended. */
+  sign(message: Buffer | MessageParts, identity: SigningIdentity): Promise<Buffer>;
   /**
    * Keeps only the cached keys at these paths: called with the configured domains' keys after
    * every configuration change, so a removed (or removed and recreated) domain's key is read
@@ -82,13 +87,14 @@ export function createDkimSigner(options: DkimSignerOptions = {}): DkimSigner {
 
   return {
     async sign(message, { domain, selector, keyPath }) {
+      const { head, body } = Buffer.isBuffer(message) ? messageParts(message) : message;
       const privateKey = await keyFor(keyPath, domain);
-      const { headerBlock, bodyStart } = splitMessage(message);
+      const { headerBlock } = splitMessage(head);
       // Each instance of a signed field, bottom-up: the order in which a verifier takes them.
       const signed = headerFields(headerBlock)
         .filter((field) => SIGNED_FIELD_NAMES.has(field.name.toLowerCase()))
         .reverse();
-      const bodyHash = await relaxedBodyHash(message.subarray(bodyStart ?? message.length));
+      const bodyHash = await relaxedBodyHash(body);
       const tags = [
         "v=1",
         `a=${DKIM_ALGORITHM}`,
@@ -117,7 +123,7 @@ export function createDkimSigner(options: DkimSignerOptions = {}): DkimSigner {
         ),
         76,
       );
-      return Buffer.concat([Buffer.from(`${header}\r\n`, "latin1"), message]);
+      return Buffer.concat([Buffer.from(`${header}\r\n`, "latin1"), head, body]);
     },
     retain(keyPaths) {
       const kept = new Set(keyPaths);

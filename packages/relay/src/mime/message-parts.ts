@@ -68,6 +68,21 @@ export function splitMessage(message: Buffer): { headerBlock: string; bodyStart:
   return { headerBlock: message.toString("latin1", 0, end), bodyStart: end + 4 };
 }
 
+/**
+ * A message as its head (the header block, through the empty line that ends it) and its body:
+ * apart, so that a large body is copied once, when its signature is put before it.
+ */
+export interface MessageParts {
+  readonly head: Buffer;
+  readonly body: Buffer;
+}
+
+/** `message` cut where its body starts (all head when it has none), no octet copied. */
+export function messageParts(message: Buffer): MessageParts {
+  const at = splitMessage(message).bodyStart ?? message.length;
+  return { head: message.subarray(0, at), body: message.subarray(at) };
+}
+
 function startsWithCrlf(bytes: Buffer, at: number): boolean {
   return at >= 0 && bytes[at] === CR && bytes[at + 1] === LF;
 }

@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { MAX_HEADER_BLOCK_BYTES } from "./header-limit.js";
-import { parseHeaderBlock, prepareRawMessage } from "./raw-message.js";
+import { type PreparedRawMessage, parseHeaderBlock, prepareRawMessage } from "./raw-message.js";
+
+/** The prepared message's octets, its parts put together. */
+const whole = ({ message }: PreparedRawMessage) => Buffer.concat([message.head, message.body]);
 
 const context = {
   envelopeDomain: "example.test",
@@ -40,7 +43,7 @@ const complete = [
 describe("prepareRawMessage", () => {
   it("keeps a complete CRLF message byte for byte and its Message-ID as the key", () => {
     const prepared = prepareRawMessage(complete, context);
-    expect(prepared.message.toString("utf8")).toBe(complete);
+    expect(whole(prepared).toString("utf8")).toBe(complete);
     expect(prepared.messageId).toBe("<client-id@example.test>");
     expect(prepared.subjectLength).toBe("Report".length);
     expect(prepared.bodyBytes).toBe(complete.length - complete.indexOf("\r\n\r\n") - 4);
@@ -50,7 +53,7 @@ describe("prepareRawMessage", () => {
     const raw = "From: ana@example.test\r\nSubject: x\r\n\r\nbody\r\n";
     const prepared = prepareRawMessage(raw, context);
     expect(prepared.messageId).toBe("<generated@example.test>");
-    expect(prepared.message.toString("utf8")).toBe(
+    expect(whole(prepared).toString("utf8")).toBe(
       `Date: Wed, 04 Mar 2026 05:06:07 +0000\r\nMessage-ID: <generated@example.test>\r\n${raw}`,
     );
   });
@@ -59,7 +62,7 @@ describe("prepareRawMessage", () => {
     const raw =
       "From: ana@example.test\nDate: Tue, 03 Mar 2026 10:00:00 +0000\rMessage-ID: <a@b.test>\r\n\nline1\rline2\nline3\r\n";
     const prepared = prepareRawMessage(raw, context);
-    expect(prepared.message.toString("utf8")).toBe(
+    expect(whole(prepared).toString("utf8")).toBe(
       "From: ana@example.test\r\nDate: Tue, 03 Mar 2026 10:00:00 +0000\r\nMessage-ID: <a@b.test>\r\n\r\nline1\r\nline2\r\nline3\r\n",
     );
   });
@@ -84,7 +87,7 @@ describe("prepareRawMessage", () => {
 
   it("allows other headers to repeat", () => {
     const raw = `Received: one\r\nReceived: two\r\n${complete}`;
-    expect(prepareRawMessage(raw, context).message.toString("utf8")).toBe(raw);
+    expect(whole(prepareRawMessage(raw, context)).toString("utf8")).toBe(raw);
   });
 
   it.each([
@@ -128,7 +131,7 @@ describe("prepareRawMessage", () => {
     ["a folded last field", "From: ana@example.test\r\nSubject: x\r\n y"],
   ])("gives a message that is all header (%s) the empty line of an empty body", (_case, raw) => {
     const prepared = prepareRawMessage(raw, context);
-    const text = prepared.message.toString("latin1");
+    const text = whole(prepared).toString("latin1");
     expect(text.endsWith("\r\n\r\n")).toBe(true);
     expect(text.indexOf("\r\n\r\n")).toBe(text.length - 4);
     expect(prepared.bodyBytes).toBe(0);
@@ -177,7 +180,7 @@ describe("prepareRawMessage on bytes", () => {
     const prepared = prepareRawMessage(Buffer.concat([head, body]), context);
     const expectedHead = Buffer.from(head.toString("latin1").replace(/\n/g, "\r\n"), "latin1");
     expect(
-      prepared.message.equals(
+      whole(prepared).equals(
         Buffer.concat([
           expectedHead,
           Buffer.from([0x4f, 0x6c, 0xe1, 0x0d, 0x0a, 0xff, 0xfe, 0x0d, 0x0a]),
@@ -187,9 +190,22 @@ describe("prepareRawMessage on bytes", () => {
     expect(prepared.bodyBytes).toBe(9);
   });
 
+  it("keeps a CRLF body where it is: the head apart, the body a view of the input", () => {
+    const raw = Buffer.from(
+      `From: ana@example.test\r\nSubject: x\r\n\r\n${"body\r\n".repeat(1000)}`,
+    );
+    const { head, body } = prepareRawMessage(raw, context).message;
+    expect(head.toString("latin1")).toBe(
+      "Date: Wed, 04 Mar 2026 05:06:07 +0000\r\nMessage-ID: <generated@example.test>\r\n" +
+        "From: ana@example.test\r\nSubject: x\r\n\r\n",
+    );
+    expect(body.equals(raw.subarray(raw.indexOf("\r\n\r\n") + 4))).toBe(true);
+    expect(body.buffer).toBe(raw.buffer);
+  });
+
   it("encodes a JSON string as UTF-8", () => {
     const raw =
       "From: ana@example.test\r\nSubject: ação\r\nMessage-ID: <u@example.test>\r\nDate: x\r\n\r\nolá ✓\r\n";
-    expect(prepareRawMessage(raw, context).message.equals(Buffer.from(raw, "utf8"))).toBe(true);
+    expect(whole(prepareRawMessage(raw, context)).equals(Buffer.from(raw, "utf8"))).toBe(true);
   });
 });

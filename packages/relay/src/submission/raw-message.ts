@@ -1,7 +1,7 @@
 import addressparser from "nodemailer/lib/addressparser/index.js";
 import { domainOf } from "../addresses/email-address.js";
 import { Errors } from "../errors.js";
-import { headerFields, splitMessage, toCrlf } from "../mime/message-parts.js";
+import { headerFields, type MessageParts, splitMessage, toCrlf } from "../mime/message-parts.js";
 import { checkHeaderBlockSize } from "./header-limit.js";
 
 /** Headers that may appear at most once in a submitted message (decisions → Sending). */
@@ -20,7 +20,8 @@ export interface HeaderField {
 
 /** A raw message ready to sign: CRLF throughout, `Date` and `Message-ID` guaranteed. */
 export interface PreparedRawMessage {
-  readonly message: Buffer;
+  /** NOTE: in parts, the body a view of the input: a 1 MiB body is copied only once signed. */
+  readonly message: MessageParts;
   /** The `Message-ID` (angle-bracketed): the client's own when it gave one. */
   readonly messageId: string;
   /** Octets of the Subject header value as written (encoded words not decoded). */
@@ -76,8 +77,10 @@ export function prepareRawMessage(
   }
 
   const prefix = Buffer.from(added.map((line) => line + CRLF).join(""), "latin1");
+  const headEnd = bodyStart ?? normalised.length;
+  const head = [prefix, normalised.subarray(0, headEnd), endOfHeader(normalised, bodyStart)];
   return {
-    message: Buffer.concat([prefix, normalised, endOfHeader(normalised, bodyStart)]),
+    message: { head: Buffer.concat(head), body: normalised.subarray(headEnd) },
     messageId,
     subjectLength: (fieldValue(fields, "subject") ?? "").length,
     bodyBytes: bodyStart === null ? 0 : normalised.length - bodyStart,

@@ -5,6 +5,7 @@ import type { DkimSigner } from "../dkim/dkim-signer.js";
 import { Errors } from "../errors.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { NO_MESSAGE_ID } from "../ledger/ledger-events.js";
+import type { MessageParts } from "../mime/message-parts.js";
 import type { DeliveryResult } from "../outbound/outbound.js";
 import type { ClientRecord } from "../state/client-repository.js";
 import type { NewQueueEntry, QueueStore } from "../state/queue-repository.js";
@@ -127,7 +128,7 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
     domainConfig: DomainConfig,
     built: {
       messageId: string;
-      message: Buffer;
+      message: Buffer | MessageParts;
       subjectLength: number;
       bodyBytes: number;
       /** `/send`'s tags and metadata: on the `received` line when given, and the queue rows. */

@@ -6,6 +6,7 @@ import { dkimVerify } from "mailauth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDkimSigner, SIGNED_HEADERS } from "../../src/dkim/dkim-signer.js";
 import { createDnsResolver } from "../../src/dns/dns-resolver.js";
+import { messageParts } from "../../src/mime/message-parts.js";
 import { type DnsServer, startDnsServer } from "../fixtures/dns-server.js";
 
 function rsaKeyPair() {
@@ -101,6 +102,22 @@ describe("createDkimSigner", () => {
         .slice(0, -1)
         .every((part) => part.length === 75 || part.length === 73),
     ).toBe(true);
+  });
+
+  it("signs a message given as head and body exactly as it signs it whole", async () => {
+    const keyPath = join(dir.path, "parts.pem");
+    await writeFile(keyPath, first.pem);
+    const signer = createDkimSigner({ now: () => new Date("2026-03-04T00:00:00Z") });
+    const identity = { domain: "example.test", selector: "relay", keyPath };
+    const headerOnly = Buffer.from("From: a@example.test\r\nSubject: none\r\n\r\n");
+    for (const input of [message, headerOnly]) {
+      const parts = messageParts(input);
+      expect(Buffer.concat([parts.head, parts.body]).equals(input)).toBe(true);
+      const fromParts = await signer.sign(parts, identity);
+      expect(fromParts.equals(await signer.sign(input, identity))).toBe(true);
+      expect((await verify(fromParts))[0]?.status.result).toBe("pass");
+    }
+    expect(messageParts(headerOnly).body.length).toBe(0);
   });
 
   it("signs in time linear in the number of folded header lines", async () => {
