@@ -1,18 +1,12 @@
-import { generateKeyPair } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { promisify } from "node:util";
+import { Worker } from "node:worker_threads";
 import { ConfigError } from "@rd/common";
-import type selfsigned from "selfsigned";
 
 /** PEM key and certificate the port presents after STARTTLS. */
 export interface TlsCertificate {
   readonly key: string;
   readonly cert: string;
 }
-
-// A generated certificate is valid this long; a new one is made at every boot anyway.
-const SELF_SIGNED_DAYS = 365;
-const SELF_SIGNED_KEY_BITS = 2048;
 
 /**
  * The STARTTLS certificate: `smtp_tls_cert` + `smtp_tls_key` when configured (both or neither),
@@ -42,39 +36,24 @@ export async function loadTlsCertificate(options: {
   return { cert: await read(certPath, "smtp_tls_cert"), key: await read(keyPath, "smtp_tls_key") };
 }
 
-// NOTE: selfsigned 2.4 takes a ready `keyPair` (PEM strings) although its types omit it.
-type GenerateCertificate = (
-  attrs: Array<{ name: string; value: string }>,
-  options: {
-    keyPair: { privateKey: string; publicKey: string };
-    days: number;
-    algorithm: "sha256";
-    extensions: unknown[];
-  },
-) => selfsigned.GenerateResult;
+// The compiled worker, also when this module runs from its TypeScript source (the tests).
+const WORKER_URL = new URL(
+  import.meta.url.endsWith(".ts")
+    ? "../../dist/smtp/self-signed-worker.js"
+    : "./self-signed-worker.js",
+  import.meta.url,
+);
 
-async function selfSigned(hostname: string): Promise<TlsCertificate> {
-  // NOTE: loaded only when a certificate is to be made: node-forge, under selfsigned, is the
-  // largest library of the relay (several MiB of memory).
-  const { generate } = (await import("selfsigned")).default;
-  const generateCertificate = generate as GenerateCertificate;
-  // NOTE: the key comes from Node's native generator; selfsigned's own (node-forge, pure JS)
-  // takes seconds for 2048 bits. selfsigned then only builds and signs the certificate.
-  const keyPair = await promisify(generateKeyPair)("rsa", {
-    modulusLength: SELF_SIGNED_KEY_BITS,
-    publicKeyEncoding: { type: "spki", format: "pem" },
-    privateKeyEncoding: { type: "pkcs8", format: "pem" },
+/**
+ * A self-signed certificate for `hostname`, made in a worker thread that ends with it.
+ * NOTE: node-forge (under selfsigned) stays loaded once imported, some 2.3 MiB of heap: in the
+ * event loop's heap, every full collection would mark it again for the life of the relay.
+ */
+function selfSigned(hostname: string): Promise<TlsCertificate> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(WORKER_URL, { workerData: hostname });
+    worker.once("message", resolve);
+    worker.once("error", reject);
+    worker.once("exit", (code) => reject(new Error(`the certificate's thread exited (${code})`)));
   });
-  const pems = generateCertificate([{ name: "commonName", value: hostname }], {
-    keyPair: { privateKey: keyPair.privateKey, publicKey: keyPair.publicKey },
-    days: SELF_SIGNED_DAYS,
-    algorithm: "sha256",
-    extensions: [
-      { name: "keyUsage", digitalSignature: true, keyEncipherment: true },
-      { name: "extKeyUsage", serverAuth: true },
-      // type 2: a DNS name
-      { name: "subjectAltName", altNames: [{ type: 2, value: hostname }] },
-    ],
-  });
-  return { key: pems.private, cert: pems.cert };
 }

@@ -1,12 +1,21 @@
+import { execFile } from "node:child_process";
+import { X509Certificate } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { connect as connectTls, type PeerCertificate } from "node:tls";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { ConfigError } from "@rd/common";
 import { makeTempDir } from "@rd/common/test-kit";
 import selfsigned from "selfsigned";
 import { afterAll, describe, expect, it } from "vitest";
 import { TestRelay } from "../helpers/relay-harness.js";
 import { SmtpRelay } from "./smtp-harness.js";
+
+const execFileAsync = promisify(execFile);
+const CERTIFICATE_MODULE = fileURLToPath(
+  new URL("../../dist/smtp/tls-certificate.js", import.meta.url),
+);
 
 /** The certificate the port presents after STARTTLS. */
 async function certificateAfterStartTls(relay: SmtpRelay): Promise<PeerCertificate> {
@@ -35,6 +44,25 @@ describe("SMTP submission certificate", () => {
     const certificate = await certificateAfterStartTls(relay);
     expect(certificate.subject.CN).toBe("mx.relay.test");
     expect(certificate.subjectaltname).toBe("DNS:mx.relay.test");
+  });
+
+  it("makes that certificate in a thread that ends: node-forge never stays in the caller's heap", async () => {
+    // A process of its own: this one's module cache holds selfsigned (imported above).
+    const program = [
+      'import { createRequire } from "node:module";',
+      `const { loadTlsCertificate } = await import(${JSON.stringify(CERTIFICATE_MODULE)});`,
+      'const made = await loadTlsCertificate({ hostname: "t.relay.test", where: "test" });',
+      "const cache = Object.keys(createRequire(import.meta.url).cache);",
+      "console.log(JSON.stringify({ cert: made.cert, forge: cache.some((path) => path.includes('node-forge')) }));",
+    ].join("\n");
+    const dir = await makeTempDir();
+    cleanups.push(() => dir.remove());
+    const script = join(dir.path, "certificate.mjs");
+    await writeFile(script, program);
+    const { stdout } = await execFileAsync(process.execPath, [script]);
+    const { cert, forge } = JSON.parse(stdout) as { cert: string; forge: boolean };
+    expect(new X509Certificate(cert).subject).toBe("CN=t.relay.test");
+    expect(forge).toBe(false);
   });
 
   it("presents the configured smtp_tls_cert and smtp_tls_key (paths relative to the config file)", async () => {
