@@ -42,3 +42,4 @@ export { type RetryOptions, retryWithDelays } from "./retry.js";
 export { safeEqual } from "./secrets.js";
 export { neverSettles, waitForStopSignal, withinDeadline } from "./shutdown.js";
 export { readPackageVersion } from "./version.js";
+export { compiledModuleUrl } from "./worker-url.js";

@@ -1,5 +1,5 @@
 import { Worker } from "node:worker_threads";
-import { helperThreadStarted } from "@rd/common";
+import { compiledModuleUrl, helperThreadStarted } from "@rd/common";
 import { DeliveryError } from "./delivery-error.js";
 import { mxHostLabel } from "./mx-resolver.js";
 import type {
@@ -42,13 +42,7 @@ export interface SmtpTransportThread {
   close(): Promise<void>;
 }
 
-// The compiled worker, also when this module runs from its TypeScript source (the tests).
-const WORKER_URL = new URL(
-  import.meta.url.endsWith(".ts")
-    ? "../../dist/outbound/smtp-transport-worker.js"
-    : "./smtp-transport-worker.js",
-  import.meta.url,
-);
+const WORKER_URL = compiledModuleUrl("./smtp-transport-worker.js", import.meta.url);
 
 interface Pending {
   resolve: (receipt: SmtpDeliveryReceipt) => void;

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { Worker } from "node:worker_threads";
-import { ConfigError } from "@rd/common";
+import { ConfigError, compiledModuleUrl } from "@rd/common";
 
 /** PEM key and certificate the port presents after STARTTLS. */
 export interface TlsCertificate {
@@ -36,13 +36,7 @@ export async function loadTlsCertificate(options: {
   return { cert: await read(certPath, "smtp_tls_cert"), key: await read(keyPath, "smtp_tls_key") };
 }
 
-// The compiled worker, also when this module runs from its TypeScript source (the tests).
-const WORKER_URL = new URL(
-  import.meta.url.endsWith(".ts")
-    ? "../../dist/smtp/self-signed-worker.js"
-    : "./self-signed-worker.js",
-  import.meta.url,
-);
+const WORKER_URL = compiledModuleUrl("./self-signed-worker.js", import.meta.url);
 
 /**
  * A self-signed certificate for `hostname`, made in a worker thread that ends with it.
