@@ -81,9 +81,10 @@ function checkedName(name: string): string {
  * Writes all of `message` to `fd`, then syncs it. NOTE: writing and closing a small file are
  * page-cache operations of microseconds, made here on the event loop (as the state database's
  * statements are); only the fsync, which waits for the disk, and a large message's copy go to
- * libuv's thread pool. With the file's creation on the event loop too (see `openNew`), that was
- * three thread-pool round trips fewer a message, and in an interleaved A/B of 1 KiB messages
- * under load some 10% more messages a second and 10% less CPU a message.
+ * libuv's thread pool. Measured when the file's creation was on the event loop too (it has
+ * since moved to the pool: see `openNew`): three thread-pool round trips fewer a message, and in
+ * an interleaved A/B of 1 KiB messages under load some 10% more messages a second and 10% less
+ * CPU a message.
  */
 async function writeAndSync(fd: number, message: Buffer): Promise<void> {
   let at = 0;
