@@ -13,6 +13,8 @@ export interface SharedSchema {
     settings: string;
     settings_version: number;
     clients_version: number;
+    /** Raised with every change of `relay_webhook_endpoints` (migration 0008, default 0). */
+    webhooks_version: Generated<number>;
   };
   /** DKIM private keys by name (the key file's base name on the instance that made it). */
   relay_dkim_keys: { name: string; pem: string };

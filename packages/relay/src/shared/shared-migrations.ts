@@ -201,4 +201,14 @@ export const SHARED_MIGRATIONS: Record<string, Migration> = {
         .execute();
     },
   },
+  "0008-webhooks-version": {
+    async up(db) {
+      // Raised with every change of the endpoints: instances keep which event types have a
+      // subscriber in memory and read them again when it moves (shared-webhooks.ts).
+      await db.schema
+        .alterTable("relay_shared")
+        .addColumn("webhooks_version", "bigint", (c) => c.notNull().defaultTo(0))
+        .execute();
+    },
+  },
 };

@@ -7,7 +7,6 @@ import type { QueueState } from "../state/queue-entry.js";
 import type { QueueStore } from "../state/queue-repository.js";
 import type { SharedQuotaRepository } from "../state/quota-repository.js";
 import type { SuppressionStore } from "../state/suppression-repository.js";
-import type { WebhookStore } from "../state/webhook-repository.js";
 import { createSharedClients, type SharedClients } from "./shared-clients.js";
 import { createSharedConfigStore, type SharedConfigStore } from "./shared-config-store.js";
 import { openSharedDatabase } from "./shared-database.js";
@@ -15,11 +14,11 @@ import { createSharedIdempotency } from "./shared-idempotency.js";
 import { createSharedQueue } from "./shared-queue.js";
 import { createSharedQuotaRepository } from "./shared-quota.js";
 import { createSharedSuppressions } from "./shared-suppressions.js";
-import { createSharedWebhooks } from "./shared-webhooks.js";
+import { createSharedWebhooks, type SharedWebhookStore } from "./shared-webhooks.js";
 
 /**
- * How often an instance asks the database whether the settings or the clients changed (two
- * counters, one primary-key read). A change made on another instance applies here within this
+ * How often an instance asks the database whether the settings, the clients or the webhook
+ * endpoints changed (three counters, one primary-key read). A change made on another instance applies here within this
  * period plus one read: well inside the 5 s the relay promises.
  */
 export const SHARED_REFRESH_MS = 1_000;
@@ -33,7 +32,7 @@ export interface SharedState {
   readonly suppressions: SuppressionStore;
   readonly idempotency: IdempotencyStore;
   /** Webhook endpoints, the outbox every instance sends, attempts. */
-  readonly webhooks: WebhookStore;
+  readonly webhooks: SharedWebhookStore;
   /**
    * The queue's rows per state as last read (at most a second old), for a caller that cannot
    * wait (the metrics' scrape); every call past that age starts a new read.
@@ -47,7 +46,8 @@ export interface SharedState {
 
 /**
  * Opens the shared database (migrating it), imports the file's settings when it is empty, reads
- * settings and clients, and keeps them current. Throws when the database cannot be reached.
+ * settings, clients and webhook subscriptions, and keeps them current. Throws when the database
+ * cannot be reached.
  */
 export async function openSharedState(deps: {
   url: string;
@@ -60,9 +60,11 @@ export async function openSharedState(deps: {
   const db = await openSharedDatabase(deps.url);
   let config: SharedConfigStore;
   let clients: SharedClients;
+  let webhooks: SharedWebhookStore;
   try {
     config = await createSharedConfigStore({ db, file: deps.file, env: deps.env, logger });
     clients = await createSharedClients(db);
+    webhooks = await createSharedWebhooks(db, logger);
   } catch (error) {
     await db.destroy();
     throw error;
@@ -77,11 +79,12 @@ export async function openSharedState(deps: {
     try {
       const row = await db
         .selectFrom("relay_shared")
-        .select(["settings_version", "clients_version"])
+        .select(["settings_version", "clients_version", "webhooks_version"])
         .where("id", "=", 1)
         .executeTakeFirstOrThrow();
       await config.refresh(Number(row.settings_version));
       await clients.refresh(Number(row.clients_version));
+      await webhooks.refresh(Number(row.webhooks_version));
       if (failing) logger.info("shared database reachable again; settings and clients current");
       failing = false;
     } catch (error) {
@@ -121,7 +124,7 @@ export async function openSharedState(deps: {
     queue,
     idempotency: createSharedIdempotency(db, logger),
     suppressions: createSharedSuppressions(db, logger),
-    webhooks: createSharedWebhooks(db, logger),
+    webhooks,
     checkReachable() {
       if (failing) throw new Error("the shared database did not answer the last refresh");
     },

@@ -10,13 +10,68 @@ import {
 import { retryingDeadlocks, type SharedDb } from "./shared-database.js";
 import { sharedDatabaseUnavailable } from "./shared-quota.js";
 
+/** The shared endpoints' store, its subscriptions answered from memory. */
+export interface SharedWebhookStore extends WebhookStore {
+  /** Whether an endpoint takes events of this type, as of the last read (no round trip). */
+  subscribed(eventType: string): boolean;
+  /** Reads the subscriptions again when `version` (`webhooks_version`) moved. */
+  refresh(version: number): Promise<void>;
+}
+
 /**
  * The webhooks of several instances in the shared database: one set of endpoints, one outbox
  * that every instance's dispatcher sends. A claim takes due rows with
  * `SELECT … FOR UPDATE SKIP LOCKED` and leases them, as the shared queue does: two instances
  * never take one row, and the rows of an instance that died are due again once its lease lapses.
+ *
+ * Which event types have a subscriber is kept in memory, as the clients are: a change of the
+ * endpoints raises `webhooks_version` in its transaction and applies here at once; the other
+ * instances read them again at their next refresh. So an event no endpoint takes costs no
+ * statement (nor a local journal row), and a new endpoint gets every instance's events within
+ * that refresh.
  */
-export function createSharedWebhooks(db: SharedDb, logger: Logger): WebhookStore {
+export async function createSharedWebhooks(
+  db: SharedDb,
+  logger: Logger,
+): Promise<SharedWebhookStore> {
+  let types = new Set<string>();
+  let version = -1;
+
+  /**
+   * The counter first, then the endpoints: a change in between is read again next time. A read
+   * that started before another one's change and ends after it is not applied over it.
+   */
+  async function load(): Promise<void> {
+    const row = await db
+      .selectFrom("relay_shared")
+      .select("webhooks_version")
+      .where("id", "=", 1)
+      .executeTakeFirst();
+    const endpoints = await db.selectFrom("relay_webhook_endpoints").select("events").execute();
+    const read = Number(row?.webhooks_version ?? 0);
+    if (read < version) return;
+    types = new Set(endpoints.flatMap((endpoint) => JSON.parse(endpoint.events) as string[]));
+    version = read;
+  }
+
+  /**
+   * Runs `change` and raises the counter in one transaction, then reads the types again (if that
+   * read fails, the next refresh makes it: the counter moved).
+   */
+  async function write<T>(change: (trx: SharedDb) => Promise<T>): Promise<T> {
+    const result = await db.transaction().execute(async (trx) => {
+      const changed = await change(trx);
+      await trx
+        .updateTable("relay_shared")
+        .set({ webhooks_version: sql`webhooks_version + 1` })
+        .where("id", "=", 1)
+        .execute();
+      return changed;
+    });
+    await load().catch(() => undefined);
+    return result;
+  }
+
   /** Runs `work`, turning a database failure into 503 `unavailable` (for the API). */
   async function guarded<T>(work: () => Promise<T>): Promise<T> {
     try {
@@ -26,13 +81,16 @@ export function createSharedWebhooks(db: SharedDb, logger: Logger): WebhookStore
     }
   }
 
+  await load();
   return {
     addEndpoint(endpoint) {
       return guarded(async () => {
-        await db
-          .insertInto("relay_webhook_endpoints")
-          .values({ ...endpoint, events: JSON.stringify(endpoint.events) })
-          .execute();
+        await write((trx) =>
+          trx
+            .insertInto("relay_webhook_endpoints")
+            .values({ ...endpoint, events: JSON.stringify(endpoint.events) })
+            .execute(),
+        );
       });
     },
     endpoints() {
@@ -50,10 +108,9 @@ export function createSharedWebhooks(db: SharedDb, logger: Logger): WebhookStore
     },
     removeEndpoint(id) {
       return guarded(async () => {
-        const result = await db
-          .deleteFrom("relay_webhook_endpoints")
-          .where("id", "=", id)
-          .executeTakeFirst();
+        const result = await write((trx) =>
+          trx.deleteFrom("relay_webhook_endpoints").where("id", "=", id).executeTakeFirst(),
+        );
         return Number(result.numDeletedRows) > 0;
       });
     },
@@ -88,11 +145,9 @@ export function createSharedWebhooks(db: SharedDb, logger: Logger): WebhookStore
         return Number(row.count);
       });
     },
-    async subscribed(eventType) {
-      const { rows } = await sql<{ found: number }>`
-        SELECT 1 AS found FROM relay_webhook_endpoints
-         WHERE JSON_CONTAINS(events, JSON_QUOTE(${eventType})) LIMIT 1`.execute(db);
-      return rows.length > 0;
+    subscribed: (eventType) => types.has(eventType),
+    async refresh(next) {
+      if (next !== version) await load();
     },
     async enqueue(event) {
       // NOTE: `events` is a JSON array in a text column; JSON_CONTAINS finds the subscribers

@@ -1,6 +1,10 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Logger } from "@rd/common";
-import type { WebhookJournal, WebhookStore } from "../state/webhook-repository.js";
+import type {
+  WebhookJournal,
+  WebhookRepository,
+  WebhookStore,
+} from "../state/webhook-repository.js";
 import { type LabelledEvent, type MessageOwner, outboxEvent } from "./webhook-events.js";
 
 /** Journal rows one read takes. */
@@ -20,7 +24,8 @@ export interface WebhookForwarder {
  */
 export function createWebhookForwarder(deps: {
   journal: WebhookJournal;
-  store: WebhookStore;
+  /** `subscribed` answers from memory (`SharedWebhookStore`). */
+  store: WebhookStore & Pick<WebhookRepository, "subscribed">;
   ownerOf: (messageId: string) => Promise<MessageOwner | undefined> | MessageOwner | undefined;
   /** Events reached the outbox: the dispatcher may send them. */
   forwarded: () => void;
@@ -38,9 +43,6 @@ export function createWebhookForwarder(deps: {
   async function drain(): Promise<void> {
     do {
       again = false;
-      // One subscription read per event type and journal read, not per event: under load a
-      // read takes many events, and an endpoint added meanwhile is as new to the next read.
-      const subscribed = new Map<string, Promise<boolean> | boolean>();
       // The dispatcher is woken only for events that reached the outbox (it reads every
       // endpoint when woken; with no subscriber, that read would follow every journal read).
       let enqueued = false;
@@ -49,9 +51,8 @@ export function createWebhookForwarder(deps: {
         for (const row of journal.pending(BATCH)) {
           if (stopped) return;
           const event = JSON.parse(row.event) as LabelledEvent;
-          if (!subscribed.has(event.event))
-            subscribed.set(event.event, store.subscribed(event.event));
-          if (await subscribed.get(event.event)) {
+          // Journaled while an endpoint took its type: one removed since needs no owner read.
+          if (store.subscribed(event.event)) {
             const owner = await deps.ownerOf(event.message_id);
             await store.enqueue(outboxEvent(event, owner, row.event_id, row.at));
             enqueued = true;

@@ -28,12 +28,13 @@ export interface Webhooks {
 
 /**
  * Where the outbox is. Embedded: the SQLite repository, which `emit` writes itself. Shared: the
- * shared database's, which `emit` cannot wait for: events go through the local journal.
+ * shared database's, which `emit` cannot wait for: events go through the local journal. Both
+ * answer `subscribed` without a round trip.
  */
 export type WebhookOutboxPlace =
   | { store: WebhookRepository; ownerOf: (messageId: string) => MessageOwner | undefined }
   | {
-      store: WebhookStore;
+      store: WebhookStore & Pick<WebhookRepository, "subscribed">;
       journal: WebhookJournal;
       ownerOf: (messageId: string) => Promise<MessageOwner | undefined> | MessageOwner | undefined;
     };
@@ -53,6 +54,8 @@ export function createWebhooks(deps: {
   const record =
     "journal" in outbox
       ? (event: LabelledEvent, at: Date) => {
+          // An event no endpoint takes is dropped here, as the embedded outbox drops it.
+          if (!outbox.store.subscribed(event.event)) return;
           outbox.journal.add({
             event_id: newEventId(),
             at: at.getTime(),

@@ -5,14 +5,10 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openSharedDatabase, type SharedDb } from "../../src/shared/shared-database.js";
 import { createSharedQuotaRepository } from "../../src/shared/shared-quota.js";
 import { createSharedSuppressions } from "../../src/shared/shared-suppressions.js";
-import { createSharedWebhooks } from "../../src/shared/shared-webhooks.js";
+import { createSharedWebhooks, type SharedWebhookStore } from "../../src/shared/shared-webhooks.js";
 import type { QuotaWindow } from "../../src/state/quota-repository.js";
 import { openStateDatabase } from "../../src/state/state-database.js";
-import {
-  createWebhookJournal,
-  type WebhookJournal,
-  type WebhookStore,
-} from "../../src/state/webhook-repository.js";
+import { createWebhookJournal, type WebhookJournal } from "../../src/state/webhook-repository.js";
 import {
   createWebhookForwarder,
   type WebhookForwarder,
@@ -175,7 +171,7 @@ describe.skipIf(!available)("statements shared by concurrent sends", () => {
     it("wakes the dispatcher only for events that reached the outbox", async () => {
       const state = openStateDatabase(dir.path);
       const journal = createWebhookJournal(state);
-      const store = createSharedWebhooks(shared.db, logger());
+      const store = await createSharedWebhooks(shared.db, logger());
       let wakes = 0;
       const forwarder = createWebhookForwarder({
         journal,
@@ -198,10 +194,10 @@ describe.skipIf(!available)("statements shared by concurrent sends", () => {
     it("removes from the journal the events forwarded before a failure, and only those", async () => {
       const state = openStateDatabase(dir.path);
       const journal = createWebhookJournal(state);
-      const outbox = createSharedWebhooks(shared.db, logger());
+      const outbox = await createSharedWebhooks(shared.db, logger());
       await outbox.addEndpoint(endpoint());
       // The shared database refuses the third event (a fault injected in front of it).
-      const store: WebhookStore = {
+      const store: SharedWebhookStore = {
         ...outbox,
         enqueue: (event) =>
           event.event_id === "evt_m3"
