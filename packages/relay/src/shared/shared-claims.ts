@@ -74,8 +74,10 @@ export function createSharedClaims(deps: {
 }): SharedClaims {
   const { db } = deps;
   // The body of each entry this instance claimed and has not ended: its end needs no read to
-  // find it (a row ended without a claim here, as a synchronous delivery's, is read).
-  const bodyOf = new Map<number, number | null>();
+  // find it (a row ended without a claim here, as a synchronous delivery's, is read). `alone`:
+  // the body's only row (a message of one recipient), so its end deletes it without asking
+  // whether another row still needs it.
+  const bodyOf = new Map<number, { id: number | null; alone: boolean }>();
 
   const claim = createGroupCommit(async (items: Array<{ pk: number; now: number }>) => {
     // One clock for the batch: the latest. Every pk asked for came from a due list read
@@ -96,7 +98,8 @@ export function createSharedClaims(deps: {
           .skipLocked()
           .execute();
         const rows = locked.filter((row) => isDue(row, now));
-        if (rows.length === 0) return new Map<number, { row: QueueRow; bodyId: number | null }>();
+        type Claimed = { row: QueueRow; body: { id: number | null; alone: boolean } };
+        if (rows.length === 0) return new Map<number, Claimed>();
         await trx
           .updateTable("relay_queue")
           .set({ estado: "sending", updated_at: now, lease_until: now + deps.leaseSecs() })
@@ -112,24 +115,38 @@ export function createSharedClaims(deps: {
             ? []
             : await trx
                 .selectFrom("relay_queue_bodies")
-                .select(["id", "body"])
+                .select((eb) => [
+                  "id",
+                  "body",
+                  // A message's rows are all written by its intake: this count never grows.
+                  eb
+                    .selectFrom("relay_queue")
+                    .select(eb.fn.countAll().as("n"))
+                    .whereRef("relay_queue.body_id", "=", "relay_queue_bodies.id")
+                    .as("rows"),
+                ])
                 .where("id", "in", bodyIds)
                 .execute();
-        const bodyById = new Map(bodies.map((body) => [Number(body.id), Buffer.from(body.body)]));
+        const bodyById = new Map(bodies.map((body) => [Number(body.id), body]));
         return new Map(
-          rows.map((row): [number, { row: QueueRow; bodyId: number | null }] => {
+          rows.map((row): [number, Claimed] => {
             const body = row.body_id === null ? undefined : bodyById.get(Number(row.body_id));
             const entry = { ...queueRowOf(row), estado: "sending" as const, updated_at: now };
-            const bodyId = row.body_id === null ? null : Number(row.body_id);
             return [
               Number(row.pk),
-              { row: { ...entry, finished_at: null, ...(body && { body }) }, bodyId },
+              {
+                row: { ...entry, finished_at: null, ...(body && { body: Buffer.from(body.body) }) },
+                body: {
+                  id: row.body_id === null ? null : Number(row.body_id),
+                  alone: Number(body?.rows) === 1,
+                },
+              },
             ];
           }),
         );
       }),
     );
-    for (const [pk, row] of claimed) bodyOf.set(pk, row.bodyId);
+    for (const [pk, row] of claimed) bodyOf.set(pk, row.body);
     // A pk asked twice in one batch is given once.
     return items.map((item) => {
       const row = claimed.get(item.pk)?.row;
@@ -137,6 +154,33 @@ export function createSharedClaims(deps: {
       return row;
     });
   });
+
+  /**
+   * Of bodies that other rows may share, those no pending row needs. No read here may lock a
+   * row of another message: a lock on a queued row makes every other instance's claim skip it,
+   * and nobody takes it until a tick (the subquery of a DELETE is a locking read, which MariaDB
+   * may plan over the whole due index). So the body rows are locked instead (two instances
+   * ending rows of one message take turns there), and only then are the pending rows read,
+   * without locks, in a snapshot taken after that turn.
+   */
+  async function unusedOf(trx: SharedDb, bodyIds: number[]): Promise<number[]> {
+    if (bodyIds.length === 0) return [];
+    await trx
+      .selectFrom("relay_queue_bodies")
+      .select("id")
+      .where("id", "in", bodyIds)
+      .forUpdate()
+      .execute();
+    const pending = await trx
+      .selectFrom("relay_queue")
+      .select("body_id")
+      .distinct()
+      .where("body_id", "in", bodyIds)
+      .where("estado", "in", ["queued", "sending"])
+      .execute();
+    const kept = new Set(pending.map((row) => Number(row.body_id)));
+    return bodyIds.filter((id) => !kept.has(id));
+  }
 
   const finish = createGroupCommit(async (items: Finish[]) => {
     // Entries ended alike (the usual case: sent at the first attempt) share one UPDATE.
@@ -165,12 +209,10 @@ export function createSharedClaims(deps: {
             )
             .execute();
         }
-        // A body goes once no row of its message is pending, and no read here may lock a row of
-        // another message: a lock on a queued row makes every other instance's claim skip it,
-        // and nobody takes it until a tick (the subquery of a DELETE is a locking read, which
-        // MariaDB may plan over the whole due index). So the body rows are locked instead (two
-        // instances ending rows of one message take turns there), and only then are the
-        // pending rows read, without locks, in a snapshot taken after that turn.
+        // A body whose only row this is goes with it; one other rows may share goes once none
+        // of them is pending (`unusedOf`).
+        const known = pks.flatMap((pk) => bodyOf.get(pk) ?? []);
+        const alone = known.flatMap((body) => (body.alone && body.id !== null ? body.id : []));
         const unknown = pks.filter((pk) => !bodyOf.has(pk));
         const owners =
           unknown.length === 0
@@ -182,29 +224,17 @@ export function createSharedClaims(deps: {
                 .where("pk", "in", unknown)
                 .forUpdate()
                 .execute();
-        const bodyIds = [
+        const sharedIds = [
           ...new Set(
-            [...pks.map((pk) => bodyOf.get(pk)), ...owners.map((row) => row.body_id)]
-              .filter((id) => id !== null && id !== undefined)
+            [
+              ...known.flatMap((body) => (body.alone ? [] : body.id)),
+              ...owners.map((row) => row.body_id),
+            ]
+              .filter((id) => id !== null)
               .map(Number),
           ),
         ];
-        if (bodyIds.length === 0) return;
-        await trx
-          .selectFrom("relay_queue_bodies")
-          .select("id")
-          .where("id", "in", bodyIds)
-          .forUpdate()
-          .execute();
-        const pending = await trx
-          .selectFrom("relay_queue")
-          .select("body_id")
-          .distinct()
-          .where("body_id", "in", bodyIds)
-          .where("estado", "in", ["queued", "sending"])
-          .execute();
-        const kept = new Set(pending.map((row) => Number(row.body_id)));
-        const unused = bodyIds.filter((id) => !kept.has(id));
+        const unused = [...alone, ...(await unusedOf(trx, sharedIds))];
         if (unused.length > 0) {
           await trx.deleteFrom("relay_queue_bodies").where("id", "in", unused).execute();
         }

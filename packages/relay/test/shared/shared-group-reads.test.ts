@@ -1,6 +1,5 @@
 import { createLogging } from "@rd/common";
 import { LogCapture, makeTempDir } from "@rd/common/test-kit";
-import type { KyselyPlugin, RootOperationNode } from "kysely";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openSharedDatabase, type SharedDb } from "../../src/shared/shared-database.js";
 import { createSharedQuotaRepository } from "../../src/shared/shared-quota.js";
@@ -13,29 +12,12 @@ import {
   createWebhookForwarder,
   type WebhookForwarder,
 } from "../../src/webhooks/webhook-forwarder.js";
-import { mariadbAvailable, useSharedDb } from "./shared-relays.js";
+import { countingStatements, mariadbAvailable, useSharedDb } from "./shared-relays.js";
 
 // What concurrent sends share in the shared database: one quota UPDATE and one suppression
 // SELECT per batch of sends (each still answered with its own result), and no endpoint read
 // by the webhook dispatcher for events no endpoint takes.
 const available = await mariadbAvailable();
-
-/** The statements a Kysely instance sends, by their first word (raw SQL included). */
-function countingStatements(db: SharedDb): { db: SharedDb; counts: Map<string, number> } {
-  const counts = new Map<string, number>();
-  const verb = (node: RootOperationNode): string => {
-    if (node.kind !== "RawNode") return node.kind;
-    return (node.sqlFragments[0] ?? "").trim().split(/\s/)[0]?.toUpperCase() ?? "";
-  };
-  const plugin: KyselyPlugin = {
-    transformQuery({ node }) {
-      counts.set(verb(node), (counts.get(verb(node)) ?? 0) + 1);
-      return node;
-    },
-    transformResult: async ({ result }) => result,
-  };
-  return { db: db.withPlugin(plugin), counts };
-}
 
 const logger = () => createLogging({ destination: new LogCapture() }).forTarget("relay::shared");
 

@@ -5,11 +5,12 @@ import { describe, expect, it } from "vitest";
 import { createQueueIntake } from "../../src/queue/queue-intake.js";
 import { createSharedQueue } from "../../src/shared/shared-queue.js";
 import type { NewQueueEntry } from "../../src/state/queue-repository.js";
-import { mariadbAvailable, useSharedDb } from "./shared-relays.js";
+import { countingStatements, mariadbAvailable, useSharedDb } from "./shared-relays.js";
 
 // The intake's group commit writes a group of messages with one INSERT for their bodies and one
 // for their rows: each row must still name its own message's body, and the pks come back in order.
-// Ending rows removes a body with the last pending row of its message, and locks no other row.
+// Ending rows removes a body with the last pending row of its message, and locks no other row;
+// the body of a message of one recipient goes with its row's end, without reading other rows.
 const available = await mariadbAvailable();
 
 describe.skipIf(!available)("the shared queue's intake and ends", () => {
@@ -144,5 +145,44 @@ describe.skipIf(!available)("the shared queue's intake and ends", () => {
     await ending;
     expect(claimed?.body?.toString()).toBe("body of <m2@s.test>");
     expect(await bodies()).toBe(1);
+  });
+
+  it("deletes a one-recipient message's body in its end, without locking or reading other rows", async () => {
+    const counting = countingStatements(shared.db);
+    const queue = createSharedQueue({
+      db: counting.db,
+      leaseSecs: () => 60,
+      clock: systemClock,
+      logger: createLogging({ destination: new LogCapture() }).forTarget("relay::queue"),
+    });
+    const [[alone = 0] = [], [first = 0, second = 0] = []] = await queue.insertGroups([
+      { entries: message("<m1@s.test>", ["b@r.test"]), now: 100 },
+      { entries: message("<m2@s.test>", ["c@r.test", "d@r.test"]), now: 100 },
+    ]);
+    const bodiesOf = async (id: string) =>
+      Number(
+        (
+          await shared.database.query<Array<{ count: number }>>(
+            "SELECT count(*) AS count FROM relay_queue_bodies b JOIN relay_queue q ON q.body_id = b.id WHERE q.message_id = ?",
+            [id],
+          )
+        )[0]?.count,
+      );
+    await Promise.all([alone, first, second].map((pk) => queue.claim(pk, 200)));
+    counting.counts.clear();
+    await queue.markSent(alone, { attempts: 1, now: 201 });
+    expect(Object.fromEntries(counting.counts)).toEqual({
+      UpdateQueryNode: 1,
+      DeleteQueryNode: 1,
+    });
+    expect(await bodiesOf("<m1@s.test>")).toBe(0);
+    // Two recipients: the first end asks whether the other row is pending, and keeps the body.
+    counting.counts.clear();
+    await queue.markSent(first, { attempts: 1, now: 202 });
+    expect(counting.counts.get("SelectQueryNode")).toBe(2);
+    expect(counting.counts.get("DeleteQueryNode")).toBeUndefined();
+    expect(await bodiesOf("<m2@s.test>")).toBe(2);
+    await queue.markSent(second, { attempts: 1, now: 203 });
+    expect(await bodiesOf("<m2@s.test>")).toBe(0);
   });
 });

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { MARIADB, makeTempDir, serviceAvailable } from "@rd/common/test-kit";
+import type { KyselyPlugin, RootOperationNode } from "kysely";
 import { createConnection } from "mysql2/promise";
 import { afterEach, beforeEach } from "vitest";
 import { parseListenAddress } from "../../src/config/listen-address.js";
@@ -41,7 +42,23 @@ export async function createSharedDatabase(): Promise<TestSharedDatabase> {
   };
 }
 
-/** A relay process on the shared database, with its own folder, file and SQLite queue. */
+/** The statements a Kysely instance sends, by their first word (raw SQL included). */
+export function countingStatements(db: SharedDb): { db: SharedDb; counts: Map<string, number> } {
+  const counts = new Map<string, number>();
+  const verb = (node: RootOperationNode): string => {
+    if (node.kind !== "RawNode") return node.kind;
+    return (node.sqlFragments[0] ?? "").trim().split(/\s/)[0]?.toUpperCase() ?? "";
+  };
+  const plugin: KyselyPlugin = {
+    transformQuery({ node }) {
+      counts.set(verb(node), (counts.get(verb(node)) ?? 0) + 1);
+      return node;
+    },
+    transformResult: async ({ result }) => result,
+  };
+  return { db: db.withPlugin(plugin), counts };
+}
+
 /**
  * Registers the hooks that give each test of the suite a database of its own, opened with the
  * relay's own pool (migrations applied) and dropped after it.
@@ -59,6 +76,7 @@ export function useSharedDb(): { readonly database: TestSharedDatabase; readonly
   return handle;
 }
 
+/** A relay process on the shared database, with its own folder, file and SQLite queue. */
 export interface SharedInstance {
   readonly name: string;
   readonly process: RelayProcess;
