@@ -1,6 +1,5 @@
-import { sql } from "kysely";
 import type { ClientRecord, ClientRepository } from "../state/client-repository.js";
-import type { SharedDb, SharedSchema } from "./shared-database.js";
+import { raiseCounter, type SharedDb, type SharedSchema } from "./shared-database.js";
 
 /** The clients of the shared database, with what keeps every instance's copy current. */
 export interface SharedClients extends ClientRepository {
@@ -44,11 +43,7 @@ export async function createSharedClients(db: SharedDb): Promise<SharedClients> 
       const result = await change(trx);
       const touched = Number(result.numAffectedRows ?? 0) > 0;
       if (touched) {
-        await trx
-          .updateTable("relay_shared")
-          .set({ clients_version: sql`clients_version + 1` })
-          .where("id", "=", 1)
-          .execute();
+        await raiseCounter(trx, "clients_version");
       }
       return touched;
     });

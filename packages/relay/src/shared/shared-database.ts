@@ -1,4 +1,4 @@
-import { type Generated, Kysely, Migrator, MysqlDialect, sql } from "kysely";
+import { type Generated, Kysely, Migrator, MysqlDialect, type RawBuilder, sql } from "kysely";
 import { SHARED_MIGRATIONS } from "./shared-migrations.js";
 
 /**
@@ -109,6 +109,21 @@ export interface SharedSchema {
 }
 
 export type SharedDb = Kysely<SharedSchema>;
+
+/** A change counter of `relay_shared`, which every instance reads at its refresh. */
+export type ChangeCounter = "clients_version" | "webhooks_version";
+
+/** Raises `counter` inside `trx`, the transaction of the change it announces. */
+export async function raiseCounter(trx: SharedDb, counter: ChangeCounter): Promise<void> {
+  await trx
+    .updateTable("relay_shared")
+    .set({ [counter]: sql<number>`${sql.ref(counter)} + 1` } as Record<
+      ChangeCounter,
+      RawBuilder<number>
+    >)
+    .where("id", "=", 1)
+    .execute();
+}
 
 /** A transaction InnoDB chose as a deadlock victim (or whose lock wait timed out) is tried again. */
 const RETRIES = 4;

@@ -7,7 +7,7 @@ import {
   type WebhookOutboxRow,
   type WebhookStore,
 } from "../state/webhook-repository.js";
-import { retryingDeadlocks, type SharedDb } from "./shared-database.js";
+import { raiseCounter, retryingDeadlocks, type SharedDb } from "./shared-database.js";
 import { sharedDatabaseUnavailable } from "./shared-quota.js";
 
 /** The shared endpoints' store, its subscriptions answered from memory. */
@@ -61,11 +61,7 @@ export async function createSharedWebhooks(
   async function write<T>(change: (trx: SharedDb) => Promise<T>): Promise<T> {
     const result = await db.transaction().execute(async (trx) => {
       const changed = await change(trx);
-      await trx
-        .updateTable("relay_shared")
-        .set({ webhooks_version: sql`webhooks_version + 1` })
-        .where("id", "=", 1)
-        .execute();
+      await raiseCounter(trx, "webhooks_version");
       return changed;
     });
     await load().catch(() => undefined);

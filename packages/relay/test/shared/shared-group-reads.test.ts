@@ -1,7 +1,7 @@
 import { createLogging } from "@rd/common";
 import { LogCapture, makeTempDir } from "@rd/common/test-kit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { openSharedDatabase, type SharedDb } from "../../src/shared/shared-database.js";
+import { openSharedDatabase } from "../../src/shared/shared-database.js";
 import { createSharedQuotaRepository } from "../../src/shared/shared-quota.js";
 import { createSharedSuppressions } from "../../src/shared/shared-suppressions.js";
 import { createSharedWebhooks, type SharedWebhookStore } from "../../src/shared/shared-webhooks.js";
