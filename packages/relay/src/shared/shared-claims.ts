@@ -127,7 +127,12 @@ export function createSharedClaims(deps: {
                 ])
                 .where("id", "in", bodyIds)
                 .execute();
-        const bodyById = new Map(bodies.map((body) => [Number(body.id), body]));
+        const bodyById = new Map(
+          bodies.map((body) => [
+            Number(body.id),
+            { octets: Buffer.from(body.body), alone: Number(body.rows) === 1 },
+          ]),
+        );
         return new Map(
           rows.map((row): [number, Claimed] => {
             const body = row.body_id === null ? undefined : bodyById.get(Number(row.body_id));
@@ -135,10 +140,10 @@ export function createSharedClaims(deps: {
             return [
               Number(row.pk),
               {
-                row: { ...entry, finished_at: null, ...(body && { body: Buffer.from(body.body) }) },
+                row: { ...entry, finished_at: null, ...(body && { body: body.octets }) },
                 body: {
                   id: row.body_id === null ? null : Number(row.body_id),
-                  alone: Number(body?.rows) === 1,
+                  alone: body?.alone ?? false,
                 },
               },
             ];
