@@ -18,8 +18,8 @@ import { createSharedWebhooks, type SharedWebhookStore } from "./shared-webhooks
 
 /**
  * How often an instance asks the database whether the settings, the clients or the webhook
- * endpoints changed (three counters, one primary-key read). A change made on another instance applies here within this
- * period plus one read: well inside the 5 s the relay promises.
+ * endpoints changed (three counters, one primary-key read). A change made on another instance
+ * applies here within this period plus one read: well inside the 5 s the relay promises.
  */
 export const SHARED_REFRESH_MS = 1_000;
 

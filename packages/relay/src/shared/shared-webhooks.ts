@@ -12,8 +12,6 @@ import { sharedDatabaseUnavailable } from "./shared-quota.js";
 
 /** The shared endpoints' store, its subscriptions answered from memory. */
 export interface SharedWebhookStore extends WebhookStore {
-  /** Whether an endpoint takes events of this type, as of the last read (no round trip). */
-  subscribed(eventType: string): boolean;
   /** Reads the subscriptions again when `version` (`webhooks_version`) moved. */
   refresh(version: number): Promise<void>;
 }

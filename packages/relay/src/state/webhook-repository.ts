@@ -67,9 +67,10 @@ export interface WebhookStore {
   pendingCount(endpointId: string): Maybe<number>;
   /**
    * Whether any endpoint takes events of this type: when none does, an event needs no body (nor
-   * the queue rows its body reads).
+   * the queue rows its body reads). Answered without a round trip (the shared store keeps the
+   * event types in memory), so `Ledger.emit` can ask it.
    */
-  subscribed(eventType: string): Maybe<boolean>;
+  subscribed(eventType: string): boolean;
   /**
    * Writes one outbox row per endpoint subscribed to the event's type; returns how many. An
    * event already in an endpoint's outbox (same `event_id`) is not written twice.
@@ -102,7 +103,6 @@ export const ATTEMPTS_KEPT = 20;
 
 /** The SQLite store: synchronous, so `Ledger.emit` writes the outbox itself. */
 export interface WebhookRepository extends WebhookStore {
-  subscribed(eventType: string): boolean;
   enqueue(event: NewWebhookEvent): number;
 }
 

@@ -1,10 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Logger } from "@rd/common";
-import type {
-  WebhookJournal,
-  WebhookRepository,
-  WebhookStore,
-} from "../state/webhook-repository.js";
+import type { WebhookJournal, WebhookStore } from "../state/webhook-repository.js";
 import { type LabelledEvent, type MessageOwner, outboxEvent } from "./webhook-events.js";
 
 /** Journal rows one read takes. */
@@ -24,8 +20,7 @@ export interface WebhookForwarder {
  */
 export function createWebhookForwarder(deps: {
   journal: WebhookJournal;
-  /** `subscribed` answers from memory (`SharedWebhookStore`). */
-  store: WebhookStore & Pick<WebhookRepository, "subscribed">;
+  store: WebhookStore;
   ownerOf: (messageId: string) => Promise<MessageOwner | undefined> | MessageOwner | undefined;
   /** Events reached the outbox: the dispatcher may send them. */
   forwarded: () => void;

@@ -28,13 +28,12 @@ export interface Webhooks {
 
 /**
  * Where the outbox is. Embedded: the SQLite repository, which `emit` writes itself. Shared: the
- * shared database's, which `emit` cannot wait for: events go through the local journal. Both
- * answer `subscribed` without a round trip.
+ * shared database's, which `emit` cannot wait for: events go through the local journal.
  */
 export type WebhookOutboxPlace =
   | { store: WebhookRepository; ownerOf: (messageId: string) => MessageOwner | undefined }
   | {
-      store: WebhookStore & Pick<WebhookRepository, "subscribed">;
+      store: WebhookStore;
       journal: WebhookJournal;
       ownerOf: (messageId: string) => Promise<MessageOwner | undefined> | MessageOwner | undefined;
     };
