@@ -75,6 +75,15 @@ describe("the JSON body parser", () => {
   it.each([
     ["a control character in a long value", `{"raw":"${"x".repeat(100_000)}\u0001\n\u0001"}`],
     ["a long value beyond Latin-1", `{"raw":"${"\\u20ac".repeat(20_000)}"}`],
+    ["an escape JSON does not have in a long value", `{"raw":"${"x".repeat(100_000)}\\x41"}`],
+    [
+      "a long value, then a control character in another",
+      `{"a":"${"x\\n".repeat(40_000)}","b":"${"y".repeat(70_000)}\u0001"}`,
+    ],
+    [
+      "a long value, then one beyond Latin-1",
+      `{"a":"${"x\\n".repeat(40_000)}","b":"${"\\u20ac".repeat(20_000)}"}`,
+    ],
     ["a long key and a long value", `{"${"k".repeat(70_000)}":"${"v\\n".repeat(30_000)}"}`],
     ["a trailing comma after a long value", `{"raw":"${"x".repeat(100_000)}",}`],
   ])("answers a large body with %s as Fastify's own", async (_, payload) => {
