@@ -53,6 +53,41 @@ describe.skipIf(!available)("statements shared by concurrent sends", () => {
     expect(Number(row?.recipients)).toBe(100);
   });
 
+  it("charges with no limit take one upsert per batch, recreate a missing row, and count exactly", async () => {
+    const counting = countingStatements(shared.db);
+    const quota = createSharedQuotaRepository(counting.db, logger());
+    const usage = async () => {
+      const rows = await shared.database.query<Array<{ period: string; recipients: number }>>(
+        "SELECT period, recipients FROM relay_quota_usage WHERE domain = 'free.test' ORDER BY period",
+      );
+      return rows.map((row) => [row.period, Number(row.recipients)]);
+    };
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => quota.consume("free.test", 1, windows(0))),
+    );
+    expect(results.every((full) => full === undefined)).toBe(true);
+    expect(counting.counts.get("InsertQueryNode")).toBe(2);
+    expect(counting.counts.get("UPDATE")).toBeUndefined();
+    expect(await usage()).toEqual([
+      ["per_day", 20],
+      ["per_hour", 20],
+    ]);
+
+    // The hour's row pruned under it (another instance's clock ahead): created again, and the
+    // day's row counted once.
+    await shared.database.query("DELETE FROM relay_quota_usage WHERE period = 'per_hour'");
+    expect(await quota.consume("free.test", 3, windows(0))).toBeUndefined();
+    expect(await usage()).toEqual([
+      ["per_day", 23],
+      ["per_hour", 3],
+    ]);
+
+    // A limit set since finds what was counted without one.
+    expect(await quota.consume("free.test", 1, windows(4))).toBeUndefined();
+    const full = await quota.consume("free.test", 1, windows(4));
+    expect(full?.map((window) => window.period)).toEqual(["per_hour"]);
+  });
+
   it("charges of different domains in one batch are counted each against its own limit", async () => {
     const quota = createSharedQuotaRepository(shared.db, logger());
     await quota.consume("warm.test", 1, windows(10));
