@@ -178,6 +178,9 @@ export async function assembleRelay(opened: OpenedState): Promise<Relay> {
     logger: queueLog,
     // Asynchronous mode attempts a message as soon as it is accepted; the ticks are for retries.
     onQueued: () => ticker.wake(),
+    // On the shared database a claim is a transaction of round trips, and both instances would
+    // read the same due list; locally it is one statement, and the body is read from the spool.
+    ...(shared && { handOver: ticker.handOver }),
   });
   // One submission pipeline for both ports; the ports differ only in where a message goes.
   const submission = metrics.observeSubmission(

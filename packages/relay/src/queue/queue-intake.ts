@@ -2,7 +2,9 @@ import { type Clock, epochSeconds, type Logger, messageOf } from "@rd/common";
 import { Errors } from "../errors.js";
 import type { DeliveryResult, OutboundMessage } from "../outbound/outbound.js";
 import { createGroupCommit } from "../state/group-commit.js";
-import type { NewQueueEntry, QueueStore } from "../state/queue-repository.js";
+import { NO_LABELS } from "../state/queue-labels.js";
+import type { NewQueueEntry, QueueRow, QueueStore } from "../state/queue-repository.js";
+import type { HandOver } from "./queue-handover.js";
 import { MAX_SPOOLED_MESSAGE_BYTES, type SpoolStore } from "./spool-store.js";
 
 /** `detail` of a queued recipient (wire contract). */
@@ -12,7 +14,8 @@ export const QUEUED_DETAIL = "enfileirado";
  * Persists a signed message for the asynchronous queue: its body in the spool (one file per
  * recipient, its data synced), then, by group commit with the messages accepted at the same
  * time, one directory sync and one `queued` row per recipient (due now) in one transaction, and
- * the WAL synced, before the sender is answered.
+ * the WAL synced, before the sender is answered. With a hand-over (the shared database) the rows
+ * of a message the worker has room for are written `sending` instead, and handed to it.
  * A failure at either step leaves neither files nor rows and answers 503: the sender knows
  * nothing was accepted and may retry.
  */
@@ -23,6 +26,23 @@ interface Accepted {
   now: number;
 }
 
+/** The row of an entry written `sending`, as a claim would have read it, with its body. */
+function claimedRow(entry: NewQueueEntry, pk: number, body: Buffer): QueueRow {
+  const now = entry.next_attempt_at;
+  return {
+    ...entry,
+    pk,
+    attempts: 0,
+    last_error: null,
+    created_at: now,
+    updated_at: now,
+    finished_at: null,
+    spool_file: entry.spool_file ?? null,
+    labels: { ...NO_LABELS, ...entry.labels },
+    body,
+  };
+}
+
 export function createQueueIntake(deps: {
   queue: QueueStore;
   /** Absent: the store keeps the bodies with the rows, in the same transaction (shared database). */
@@ -31,6 +51,11 @@ export function createQueueIntake(deps: {
   logger: Logger;
   /** Called once the entries are durable: the queue may attempt them at once. */
   onQueued?: () => void;
+  /**
+   * Where a message's entries go written already claimed, when it has room for them all
+   * (`queue-handover.ts`); the others are written `queued`, for `onQueued`.
+   */
+  handOver?: HandOver;
 }): QueueIntake {
   const { queue, spool, logger } = deps;
   const storage = spool ? "local storage failure" : "the shared database did not answer";
@@ -63,26 +88,33 @@ export function createQueueIntake(deps: {
       throw unavailable(error);
     }
     const now = epochSeconds(deps.clock);
+    const handed = deps.handOver?.reserve(message.recipients.length) ?? false;
     const entries = message.recipients.map((rcpt, index) => ({
       message_id: message.messageId,
       client_id: message.clientId ?? null,
       envelope_from: message.envelopeFrom,
       rcpt,
-      estado: "queued" as const,
+      estado: handed ? ("sending" as const) : ("queued" as const),
       next_attempt_at: now,
       spool_file: files[index] ?? null,
       labels: message.labels,
       ...(!spool && index === 0 && { body: message.message }),
     }));
+    let pks: number[];
     try {
-      await commit({ entries, now });
+      pks = await commit({ entries, now });
     } catch (error) {
+      if (handed) deps.handOver?.cancel(entries.length);
       // NOTE: rows committed but not synced (the WAL sync failed) may survive; boot recovery
       // fails a row whose file is gone, and the sender, answered 503, retries.
       await Promise.all(files.map((file) => spool?.remove(file).catch(() => undefined)));
       throw unavailable(error);
     }
-    deps.onQueued?.();
+    if (handed) {
+      deps.handOver?.deliver(
+        entries.map((entry, index) => claimedRow(entry, pks[index] as number, message.message)),
+      );
+    } else deps.onQueued?.();
     return message.recipients.map((to) => ({ to, ok: true, detail: QUEUED_DETAIL }));
   };
 }

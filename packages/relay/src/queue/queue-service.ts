@@ -2,7 +2,8 @@ import { type Static, Type } from "@sinclair/typebox";
 import { QueueStateSchema } from "../state/queue-entry.js";
 import type { QueueStore } from "../state/queue-repository.js";
 import { type MessageStatus, messageStatus } from "./message-status.js";
-import type { QueueWorker, TickReport } from "./queue-worker.js";
+import type { QueueWorker } from "./queue-worker.js";
+import type { TickReport } from "./tick-report.js";
 
 /** The entry shape `GET /queue` answers with: the repository's rows. */
 export { type QueueEntry, QueueEntrySchema } from "../state/queue-entry.js";

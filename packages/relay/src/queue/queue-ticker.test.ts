@@ -3,7 +3,8 @@ import { createLogging } from "@rd/common";
 import { LogCapture } from "@rd/common/test-kit";
 import { describe, expect, it } from "vitest";
 import { createQueueTicker } from "./queue-ticker.js";
-import type { QueueWorker, TickReport } from "./queue-worker.js";
+import type { QueueWorker } from "./queue-worker.js";
+import type { TickReport } from "./tick-report.js";
 
 const idle: TickReport = {
   ok: true,
@@ -27,6 +28,7 @@ function countingWorker(tickMs = 0) {
       return idle;
     },
     tickSoon: () => undefined,
+    handOver: { reserve: () => true, cancel: () => undefined, deliver: () => undefined },
     stop: async () => undefined,
   };
   return { worker, state };
@@ -71,5 +73,22 @@ describe("queue ticker", () => {
     await sleep(100);
     await ticker.stop();
     expect(state.ticks).toBe(0);
+  });
+
+  it("hands entries over to its worker only while it runs", async () => {
+    const { worker } = countingWorker();
+    const ticker = createQueueTicker({ worker, intervalSecs: 60, logger: logger() });
+    expect(ticker.handOver.reserve(1)).toBe(false);
+    ticker.start();
+    expect(ticker.handOver.reserve(1)).toBe(true);
+    await ticker.stop();
+    expect(ticker.handOver.reserve(1)).toBe(false);
+  });
+
+  it("with an interval of 0 (only explicit ticks drain) hands nothing over", () => {
+    const { worker } = countingWorker();
+    const ticker = createQueueTicker({ worker, intervalSecs: 0, logger: logger() });
+    ticker.start();
+    expect(ticker.handOver.reserve(1)).toBe(false);
   });
 });

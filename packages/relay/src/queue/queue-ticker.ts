@@ -1,4 +1,5 @@
 import type { Logger } from "@rd/common";
+import type { HandOver } from "./queue-handover.js";
 import type { QueueWorker } from "./queue-worker.js";
 
 export interface QueueTicker {
@@ -10,6 +11,8 @@ export interface QueueTicker {
    * it does nothing.
    */
   wake(): void;
+  /** The worker's hand-over while wake-ups attempt at once; with the ticker stopped or off, none. */
+  readonly handOver: HandOver;
   /** No further tick starts; resolves once the tick in hand (if any) has finished. */
   stop(): Promise<void>;
 }
@@ -65,6 +68,10 @@ export function createQueueTicker(deps: {
         wakeScheduled = false;
         if (!stopped) worker.tickSoon();
       });
+    },
+    handOver: {
+      ...worker.handOver,
+      reserve: (count) => started && !stopped && worker.handOver.reserve(count),
     },
     async stop() {
       stopped = true;

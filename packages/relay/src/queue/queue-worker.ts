@@ -1,5 +1,4 @@
 import { type Clock, epochSeconds, type Logger, messageOf } from "@rd/common";
-import { type Static, Type } from "@sinclair/typebox";
 import { domainOf } from "../addresses/email-address.js";
 import type { RelayConfig } from "../config/schema.js";
 import type { DeliveryAttempt } from "../outbound/delivery-attempt.js";
@@ -12,22 +11,9 @@ import {
 import type { PermanentFailureHandler } from "../outbound/outbound.js";
 import type { QueueRow, QueueStore } from "../state/queue-repository.js";
 import { afterFailedAttempt } from "./queue-backoff.js";
+import { createHandOver, type HandOver } from "./queue-handover.js";
 import type { SpoolStore } from "./spool-store.js";
-
-/**
- * The answer of `POST /queue/tick` (wire contract: the field names are kept as specified).
- * `ok` is false when an entry could not be processed for a local reason (logged); it is retried
- * later.
- */
-export const TickReportSchema = Type.Object({
-  ok: Type.Boolean(),
-  ocupado: Type.Boolean({ description: "another tick was running; this one did nothing" }),
-  tentados: Type.Integer(),
-  entregues: Type.Integer(),
-  falhos: Type.Integer(),
-  reagendados: Type.Integer(),
-});
-export type TickReport = Static<typeof TickReportSchema>;
+import { emptyReport, type TickReport } from "./tick-report.js";
 
 /**
  * Deliveries a tick runs at once when `send_delay_secs` is 0 (no gate). With a delay the gate
@@ -74,12 +60,10 @@ export interface QueueWorker {
    * The SMTP port calls it in synchronous mode, the ticker on every acceptance.
    */
   tickSoon(): void;
-  /** Takes no new entry from now on; resolves when the tick in hand has finished. */
+  /** Entries the intake wrote already claimed, attempted at once (`queue-handover.ts`). */
+  readonly handOver: HandOver;
+  /** Takes no new entry from now on; resolves when the attempts in hand have finished. */
   stop(): Promise<void>;
-}
-
-function emptyReport(ocupado: boolean): TickReport {
-  return { ok: true, ocupado, tentados: 0, entregues: 0, falhos: 0, reagendados: 0 };
 }
 
 /**
@@ -334,12 +318,23 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
       .catch((error: Error) => logger.error("queue tick failed", { error: error.message }));
   }
 
+  const handOver = createHandOver({
+    attempt: (row) =>
+      deliver(row, emptyReport(false)).then(
+        () => undefined,
+        (error: unknown) => release(row, error),
+      ),
+    open: () => !stopping && deps.config().send_delay_secs === 0,
+    limit: TICK_CONCURRENCY,
+  });
+
   return {
     tick,
     tickSoon,
+    handOver,
     async stop() {
       stopping = true;
-      await running?.catch(() => undefined);
+      await Promise.all([running?.catch(() => undefined), handOver.settled()]);
     },
   };
 }

@@ -56,6 +56,8 @@ export interface SharedClaims {
   claim(pk: number, now: number): Promise<QueueRow | undefined>;
   /** Ends an entry; its body goes once no recipient of the message still needs it. */
   finish(change: Finish): Promise<void>;
+  /** An entry this instance wrote claimed already, and the body it names. */
+  hold(pk: number, body: { id: number | null; alone: boolean }): void;
   /** The entry went back to the queue: this instance no longer holds it. */
   release(pk: number): void;
 }
@@ -255,6 +257,7 @@ export function createSharedClaims(deps: {
       deps.syncLeases.release(change.pk);
       return finish(change);
     },
+    hold: (pk, body) => bodyOf.set(pk, body),
     release: (pk) => bodyOf.delete(pk),
   };
 }

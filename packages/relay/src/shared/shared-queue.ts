@@ -121,28 +121,33 @@ export function createSharedQueue(deps: {
    * with a live body fails the insert (ER_DUP_ENTRY) and the transaction is tried again with
    * new ids. The rows' pks follow from the first one: InnoDB gives a multi-row INSERT of known
    * length consecutive values (`autoIncrementStep` apart) in every `innodb_autoinc_lock_mode`.
+   * Each row comes back with its body's id.
    */
   async function insertGroupRows(
     trx: SharedDb,
     groups: ReadonlyArray<{ entries: readonly NewQueueEntry[]; now: number }>,
-  ): Promise<number[][]> {
+  ): Promise<Array<Array<{ pk: number; bodyId: number | null }>>> {
     const bodies: Array<{ id: number; body: Buffer }> = [];
-    const rows = groups.flatMap(({ entries, now }) => {
+    const bodyIds = groups.map(({ entries }) => {
       const body = entries.find((entry) => entry.body)?.body;
-      const bodyId = body ? newBodyId() : null;
-      if (body && bodyId !== null) bodies.push({ id: bodyId, body });
-      return entries.map((entry) => rowOf(entry, now, bodyId));
+      if (!body) return null;
+      const id = newBodyId();
+      bodies.push({ id, body });
+      return id;
     });
+    const rows = groups.flatMap(({ entries, now }, index) =>
+      entries.map((entry) => rowOf(entry, now, bodyIds[index] ?? null)),
+    );
     if (bodies.length > 0) await trx.insertInto("relay_queue_bodies").values(bodies).execute();
     if (rows.length === 0) return groups.map(() => []);
     const inserted = await trx.insertInto("relay_queue").values(rows).executeTakeFirst();
     const step = await autoIncrementStep();
     let next = Number(inserted.insertId);
-    return groups.map(({ entries }) =>
+    return groups.map(({ entries }, index) =>
       entries.map(() => {
         const pk = next;
         next += step;
-        return pk;
+        return { pk, bodyId: bodyIds[index] ?? null };
       }),
     );
   }
@@ -158,13 +163,24 @@ export function createSharedQueue(deps: {
       syncLeases.hold(pks.filter((_, index) => entries[index]?.estado === "sending"));
       return pks;
     },
-    insertGroups: (groups) =>
-      guarded(() =>
+    async insertGroups(groups) {
+      const inserted = await guarded(() =>
         retryingDeadlocks(
           () => db.transaction().execute((trx) => insertGroupRows(trx, groups)),
           [DUPLICATE_ENTRY],
         ),
-      ),
+      );
+      // Entries written `sending` are claimed by this instance (the intake's hand-over).
+      for (const [index, { entries }] of groups.entries()) {
+        for (const [at, entry] of entries.entries()) {
+          const row = inserted[index]?.[at];
+          if (row && entry.estado === "sending") {
+            claims.hold(row.pk, { id: row.bodyId, alone: entries.length === 1 });
+          }
+        }
+      }
+      return inserted.map((rows) => rows.map((row) => row.pk));
+    },
     // NOTE: InnoDB's commit is durable when it returns (innodb_flush_log_at_trx_commit = 1).
     syncCommitted: async () => undefined,
     async recordRetry(pk, { attempts, lastError, now }) {

@@ -175,6 +175,80 @@ describe.skipIf(!available)("one queue shared by several relay instances", () =>
     expect(messageIds(good).sort()).toEqual([...ids].sort());
   }, 90_000);
 
+  it("an instance that drains writes what it accepts already claimed (a lease, no queued moment); killed mid-delivery, another delivers it after the lease, none twice", async () => {
+    const stalling = await startSmtpSink({ tls: "none", stall: "data" });
+    const good = await startSmtpSink({ tls: "none" });
+    sinks.push(stalling, good);
+    const a = await instance("a", (dir) =>
+      firstInstanceConfig(dir, {
+        tick_interval_secs: 60,
+        smtp_timeout_secs: 4,
+        mx_override: { "dest.test": [stalling.address] },
+      }),
+    );
+    const ids = await accept(a, 3);
+    const rows = await database.query<Array<{ estado: string; attempts: number; leased: number }>>(
+      "SELECT estado, attempts, lease_until IS NOT NULL AS leased FROM relay_queue",
+    );
+    expect(rows.map((row) => ({ ...row, leased: Number(row.leased) }))).toEqual(
+      ids.map(() => ({ estado: "sending", attempts: 0, leased: 1 })),
+    );
+    await within(10_000, async () => stalling.stalled >= 3, "a is delivering all three itself");
+    await a.stop("SIGKILL");
+
+    await instance("c", () => ({
+      tick_interval_secs: 0.2,
+      mx_override: { "dest.test": [good.address] },
+    }));
+    // The lease a took is 2 × 4 s; then c delivers every entry, each once, and drops the bodies.
+    await good.waitForMessages(3, 25_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(messageIds(good).sort()).toEqual([...ids].sort());
+    const [bodies] = await database.query<Array<{ count: number }>>(
+      "SELECT COUNT(*) AS count FROM relay_queue_bodies",
+    );
+    expect(Number(bodies?.count)).toBe(0);
+  }, 90_000);
+
+  it("an instance that drains delivers what it accepts itself, and leaves no body behind", async () => {
+    const sink = await startSmtpSink({ tls: "none" });
+    sinks.push(sink);
+    const a = await instance("a", (dir) =>
+      firstInstanceConfig(dir, {
+        tick_interval_secs: 60,
+        mx_override: { "dest.test": [sink.address] },
+      }),
+    );
+    const credential = await createClient(a);
+    const response = await a.request(
+      "POST",
+      "/send-raw",
+      {
+        from: "vendas@shop.test",
+        to: ["ana@dest.test", "rui@dest.test"],
+        raw: "From: vendas@shop.test\r\nTo: ana@dest.test\r\nSubject: two\r\n\r\nhello\r\n",
+      },
+      credential,
+    );
+    expect(response.status).toBe(202);
+    const ids = [
+      ...(await accept(a, 4)),
+      ((await response.json()) as { message_id: string }).message_id,
+    ];
+    await sink.waitForMessages(6, 10_000);
+    expect(new Set(messageIds(sink))).toEqual(new Set(ids));
+    await within(
+      5_000,
+      async () => {
+        const [left] = await database.query<Array<{ rows: number; bodies: number }>>(
+          "SELECT (SELECT COUNT(*) FROM relay_queue WHERE estado <> 'sent') AS `rows`, (SELECT COUNT(*) FROM relay_queue_bodies) AS bodies",
+        );
+        return Number(left?.rows) === 0 && Number(left?.bodies) === 0;
+      },
+      "every row sent and every body gone",
+    );
+  });
+
   it("a synchronous delivery's row left sending by an instance killed with SIGKILL ends failed after the lease, by another instance", async () => {
     const stalling = await startSmtpSink({ tls: "none", stall: "data" });
     sinks.push(stalling);

@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { QueueEntrySchema, QueueQuerySchema } from "../../queue/queue-service.js";
-import { TickReportSchema } from "../../queue/queue-worker.js";
+import { TickReportSchema } from "../../queue/tick-report.js";
 import type { AppDeps, RelayApp } from "../app-deps.js";
 import { responses } from "../schemas.js";
 

@@ -1,0 +1,60 @@
+import type { QueueRow } from "../state/queue-repository.js";
+
+/**
+ * Entries written already claimed: the intake inserts them `sending`, leased as a claim leases,
+ * and the worker attempts them at once with the body it was given, without reading the due list
+ * nor claiming them. On the shared database each of those is a round trip, and the other
+ * instances' drains never see such an entry while its lease runs (a killed instance's entries
+ * go to them once it lapses, as claimed ones do).
+ */
+export interface HandOver {
+  /**
+   * Reserves attempts for `count` entries; false when there is no room: attempts may not start
+   * now (the worker is stopping, or `send_delay_secs` gates them), or `limit` entries are in
+   * hand already. The drain's lanes count apart: under a backlog both go on, the drain taking
+   * the queued entries oldest first.
+   */
+  reserve(count: number): boolean;
+  /** Gives back a reservation whose entries were not written. */
+  cancel(count: number): void;
+  /** Attempts reserved entries, written `sending` and carrying their body. */
+  deliver(rows: readonly QueueRow[]): void;
+}
+
+export function createHandOver(deps: {
+  /** One attempt of a claimed entry, its local failures handled. */
+  attempt: (row: QueueRow) => Promise<void>;
+  /** Whether attempts may start now. */
+  open: () => boolean;
+  /** Entries handed over and not yet attempted to the end, at most. */
+  limit: number;
+}): HandOver & { settled(): Promise<void> } {
+  /** Entries reserved or being attempted. */
+  let handed = 0;
+  const attempts = new Set<Promise<void>>();
+  return {
+    reserve(count) {
+      if (!deps.open() || handed + count > deps.limit) return false;
+      handed += count;
+      return true;
+    },
+    cancel(count) {
+      handed -= count;
+    },
+    deliver(rows) {
+      for (const row of rows) {
+        // After the current I/O callbacks, as a wake-up: the sender's answer goes out first.
+        const attempt: Promise<void> = new Promise((resolve) => setImmediate(resolve))
+          .then(() => deps.attempt(row))
+          .finally(() => {
+            handed -= 1;
+            attempts.delete(attempt);
+          });
+        attempts.add(attempt);
+      }
+    },
+    settled: async () => {
+      await Promise.all(attempts);
+    },
+  };
+}
