@@ -262,24 +262,29 @@ async function runPhases(
     await runSplitPhase(pair.relays, destination, phase("http", { ...SMALL, messages: WARMUP }));
     const before = await pair.databaseWork();
     let after = before;
+    let alone = single;
+    let aloneWork = before;
     let singleAfter = single;
     const shared = await small.beside(
       "relay async /send-raw, 2 instances on one MariaDB, 1 KiB",
       async () => {
         const result = await runSplitPhase(pair.relays, destination, phase("http", SMALL));
         after = await pair.databaseWork();
+        // One of the two with the whole load: what the shared database costs one process, apart
+        // from what two processes on the machine's cores cost (README, "Where the limit is").
+        alone = await runSplitPhase(pair.relays.slice(0, 1), destination, phase("http", SMALL));
+        aloneWork = await pair.databaseWork();
         // The single instance again, so that the pair is compared with it on both sides too.
         singleAfter = await onAsync(phase("http", SMALL));
         return result;
       },
     );
+    relayRow("relay async /send-raw, 1 of the 2 instances on MariaDB alone, 1 KiB", alone);
     const perMessage = (value: number) => (value / SMALL.messages).toFixed(2);
-    const serverCpu =
-      before.cpuMs === null || after.cpuMs === null
-        ? "not local"
-        : `${perMessage(after.cpuMs - before.cpuMs)} ms CPU`;
+    const serverWork = (from: typeof before, to: typeof before) =>
+      `${from.cpuMs === null || to.cpuMs === null ? "not local" : `${perMessage(to.cpuMs - from.cpuMs)} ms CPU`}, ${perMessage(to.statements - from.statements)} statements`;
     const singles = mean(single, singleAfter);
-    sharedRatio = `two instances on one MariaDB against one SQLite instance, measured just before and just after them (${rate(single.endToEndPerSec)} and ${rate(singleAfter.endToEndPerSec)} msg/s end to end) (issue 15): accepted ${ratio(shared.acceptedPerSec, singles.acceptedPerSec)}, end to end ${ratio(shared.endToEndPerSec, singles.endToEndPerSec)}; MariaDB per message: ${serverCpu}, ${perMessage(after.statements - before.statements)} statements`;
+    sharedRatio = `two instances on one MariaDB against one SQLite instance, measured just before and just after them (${rate(single.endToEndPerSec)} and ${rate(singleAfter.endToEndPerSec)} msg/s end to end) (issue 15): accepted ${ratio(shared.acceptedPerSec, singles.acceptedPerSec)}, end to end ${ratio(shared.endToEndPerSec, singles.endToEndPerSec)}; MariaDB per message: ${serverWork(before, after)}. One of them alone with the whole load: end to end ${ratio(alone.endToEndPerSec, singles.endToEndPerSec)}; MariaDB per message: ${serverWork(after, aloneWork)}`;
   }
   if (!syncRelay) return;
   await small.beside("relay sync /send-raw, 1 KiB", () =>
