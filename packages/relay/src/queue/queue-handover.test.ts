@@ -68,4 +68,24 @@ describe("queue hand-over", () => {
     await settling;
     expect(settled).toBe(true);
   });
+
+  it("settles only once every reservation was attempted or given back: a request in hand at a stop still hands over", async () => {
+    const { handOver, finish, close } = handOverKit();
+    expect(handOver.reserve(1)).toBe(true);
+    expect(handOver.reserve(1)).toBe(true);
+    close();
+    let settled = false;
+    const settling = handOver.settled().then(() => {
+      settled = true;
+    });
+    handOver.cancel(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toBe(false);
+    handOver.deliver([row(3)]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toBe(false);
+    finish(3);
+    await settling;
+    expect(settled).toBe(true);
+  });
 });

@@ -28,33 +28,35 @@ export function createHandOver(deps: {
   open: () => boolean;
   /** Entries handed over and not yet attempted to the end, at most. */
   limit: number;
-}): HandOver & { settled(): Promise<void> } {
+}): HandOver & {
+  /** Resolves once nothing is reserved or being attempted (a request in hand may still hand over). */
+  settled(): Promise<void>;
+} {
   /** Entries reserved or being attempted. */
   let handed = 0;
-  const attempts = new Set<Promise<void>>();
+  let waiting: Array<() => void> = [];
+  const done = (count: number) => {
+    handed -= count;
+    if (handed > 0) return;
+    for (const resolve of waiting) resolve();
+    waiting = [];
+  };
   return {
     reserve(count) {
       if (!deps.open() || handed + count > deps.limit) return false;
       handed += count;
       return true;
     },
-    cancel(count) {
-      handed -= count;
-    },
+    cancel: done,
     deliver(rows) {
       for (const row of rows) {
         // After the current I/O callbacks, as a wake-up: the sender's answer goes out first.
-        const attempt: Promise<void> = new Promise((resolve) => setImmediate(resolve))
+        void new Promise((resolve) => setImmediate(resolve))
           .then(() => deps.attempt(row))
-          .finally(() => {
-            handed -= 1;
-            attempts.delete(attempt);
-          });
-        attempts.add(attempt);
+          .finally(() => done(1));
       }
     },
-    settled: async () => {
-      await Promise.all(attempts);
-    },
+    settled: () =>
+      handed === 0 ? Promise.resolve() : new Promise((resolve) => waiting.push(resolve)),
   };
 }
