@@ -27,8 +27,7 @@ interface Accepted {
 }
 
 /** The row of an entry written `sending`, as a claim would have read it, with its body. */
-function claimedRow(entry: NewQueueEntry, pk: number, body: Buffer): QueueRow {
-  const now = entry.next_attempt_at;
+function claimedRow(entry: NewQueueEntry, pk: number, now: number, body: Buffer): QueueRow {
   return {
     ...entry,
     pk,
@@ -112,7 +111,9 @@ export function createQueueIntake(deps: {
     }
     if (handed) {
       deps.handOver?.deliver(
-        entries.map((entry, index) => claimedRow(entry, pks[index] as number, message.message)),
+        entries.map((entry, index) =>
+          claimedRow(entry, pks[index] as number, now, message.message),
+        ),
       );
     } else deps.onQueued?.();
     return message.recipients.map((to) => ({ to, ok: true, detail: QUEUED_DETAIL }));
