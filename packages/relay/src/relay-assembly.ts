@@ -45,6 +45,7 @@ import { createQueueService } from "./queue/queue-service.js";
 import { createQueueTicker } from "./queue/queue-ticker.js";
 import { createQueueWorker } from "./queue/queue-worker.js";
 import { createSpoolStore, SPOOL_DIR_NAME } from "./queue/spool-store.js";
+import { SHARED_GATHER } from "./shared/shared-database.js";
 import type { SharedState } from "./shared/shared-state.js";
 import {
   createConfiguredSubmissionServer,
@@ -180,7 +181,7 @@ export async function assembleRelay(opened: OpenedState): Promise<Relay> {
     onQueued: () => ticker.wake(),
     // On the shared database a claim is a transaction of round trips, and both instances would
     // read the same due list; locally it is one statement, and the body is read from the spool.
-    ...(shared && { handOver: ticker.handOver }),
+    ...(shared && { handOver: ticker.handOver, ...SHARED_GATHER }),
   });
   // One submission pipeline for both ports; the ports differ only in where a message goes.
   const submission = metrics.observeSubmission(

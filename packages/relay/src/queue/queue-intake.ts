@@ -55,6 +55,8 @@ export function createQueueIntake(deps: {
    * (`queue-handover.ts`); the others are written `queued`, for `onQueued`.
    */
   handOver?: HandOver;
+  /** The group commit's gathering time (`createGroupCommit`); the shared database's. */
+  gatherMs?: number;
 }): QueueIntake {
   const { queue, spool, logger } = deps;
   const storage = spool ? "local storage failure" : "the shared database did not answer";
@@ -67,12 +69,15 @@ export function createQueueIntake(deps: {
     );
   };
   // Every file of the batch was written before the flush: one directory sync names them all.
-  const commit = createGroupCommit(async (batch: Accepted[]) => {
-    await spool?.syncDirectory();
-    const pks = await queue.insertGroups(batch);
-    await queue.syncCommitted();
-    return pks;
-  });
+  const commit = createGroupCommit(
+    async (batch: Accepted[]) => {
+      await spool?.syncDirectory();
+      const pks = await queue.insertGroups(batch);
+      await queue.syncCommitted();
+      return pks;
+    },
+    { gatherMs: deps.gatherMs ?? 0 },
+  );
 
   return async (message) => {
     if (message.message.length > MAX_SPOOLED_MESSAGE_BYTES) {

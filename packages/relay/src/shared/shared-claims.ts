@@ -4,7 +4,13 @@ import { createGroupCommit } from "../state/group-commit.js";
 import type { QueueState } from "../state/queue-entry.js";
 import { decodeLabels } from "../state/queue-labels.js";
 import type { QueueRow } from "../state/queue-repository.js";
-import { retryingDeadlocks, type SharedDb, type SharedSchema } from "./shared-database.js";
+import {
+  retryingDeadlocks,
+  SHARED_GATHER,
+  type SharedDb,
+  type SharedSchema,
+  transactionInOneTrip,
+} from "./shared-database.js";
 import type { SyncLeases } from "./sync-leases.js";
 
 /** A `relay_queue` row as the queue's users see it (numbers from BIGINT columns, labels decoded). */
@@ -160,7 +166,7 @@ export function createSharedClaims(deps: {
       claimed.delete(item.pk);
       return row;
     });
-  });
+  }, SHARED_GATHER);
 
   /**
    * Of bodies that other rows may share, those no pending row needs. No read here may lock a
@@ -189,38 +195,50 @@ export function createSharedClaims(deps: {
     return bodyIds.filter((id) => !kept.has(id));
   }
 
-  const finish = createGroupCommit(async (items: Finish[]) => {
-    // Entries ended alike (the usual case: sent at the first attempt) share one UPDATE.
+  /** The UPDATEs that end `items`: entries ended alike (the usual case) share one. */
+  function endStatements(trx: SharedDb, items: Finish[]) {
     const alike = groupBy(items, (item) =>
       JSON.stringify([item.estado, item.attempts, item.lastError, item.now]),
     );
+    return [...alike.values()].map((group) => {
+      const [{ estado, attempts, lastError, now }] = group as [Finish, ...Finish[]];
+      return trx
+        .updateTable("relay_queue")
+        .set({
+          estado,
+          attempts,
+          ...(lastError !== null && { last_error: lastError }),
+          updated_at: now,
+          finished_at: now,
+          lease_until: null,
+        })
+        .where(
+          "pk",
+          "in",
+          group.map((item) => item.pk),
+        );
+    });
+  }
+
+  const finish = createGroupCommit(async (items: Finish[]) => {
     const pks = items.map((item) => item.pk).sort((a, b) => a - b);
-    await retryingDeadlocks(() =>
-      db.transaction().execute(async (trx) => {
-        for (const group of alike.values()) {
-          const [{ estado, attempts, lastError, now }] = group as [Finish, ...Finish[]];
-          await trx
-            .updateTable("relay_queue")
-            .set({
-              estado,
-              attempts,
-              ...(lastError !== null && { last_error: lastError }),
-              updated_at: now,
-              finished_at: now,
-              lease_until: null,
-            })
-            .where(
-              "pk",
-              "in",
-              group.map((item) => item.pk),
-            )
-            .execute();
-        }
+    const known = pks.flatMap((pk) => bodyOf.get(pk) ?? []);
+    const alone = known.flatMap((body) => (body.alone && body.id !== null ? body.id : []));
+    const unknown = pks.filter((pk) => !bodyOf.has(pk));
+    const mayShare = unknown.length > 0 || known.some((body) => !body.alone && body.id !== null);
+    const deleteBodies = (trx: SharedDb, ids: number[]) =>
+      ids.length === 0 ? [] : [trx.deleteFrom("relay_queue_bodies").where("id", "in", ids)];
+    await retryingDeadlocks(async () => {
+      // The usual batch (entries claimed here, each its message's only row) reads nothing: it
+      // is sent whole, one round trip for the transaction.
+      if (!mayShare) {
+        await transactionInOneTrip(db, [...endStatements(db, items), ...deleteBodies(db, alone)]);
+        return;
+      }
+      await db.transaction().execute(async (trx) => {
+        for (const statement of endStatements(trx, items)) await statement.execute();
         // A body whose only row this is goes with it; one other rows may share goes once none
         // of them is pending (`unusedOf`).
-        const known = pks.flatMap((pk) => bodyOf.get(pk) ?? []);
-        const alone = known.flatMap((body) => (body.alone && body.id !== null ? body.id : []));
-        const unknown = pks.filter((pk) => !bodyOf.has(pk));
         const owners =
           unknown.length === 0
             ? []
@@ -242,14 +260,12 @@ export function createSharedClaims(deps: {
           ),
         ];
         const unused = [...alone, ...(await unusedOf(trx, sharedIds))];
-        if (unused.length > 0) {
-          await trx.deleteFrom("relay_queue_bodies").where("id", "in", unused).execute();
-        }
-      }),
-    );
+        for (const statement of deleteBodies(trx, unused)) await statement.execute();
+      });
+    });
     for (const pk of pks) bodyOf.delete(pk);
     return items.map(() => undefined);
-  });
+  }, SHARED_GATHER);
 
   return {
     claim: (pk, now) => claim({ pk, now }),

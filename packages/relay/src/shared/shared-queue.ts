@@ -5,7 +5,7 @@ import { QUEUE_STATES, type QueueEntry, type QueueState } from "../state/queue-e
 import { decodeLabels, encodeLabels } from "../state/queue-labels.js";
 import type { NewQueueEntry, QueueStore } from "../state/queue-repository.js";
 import { createSharedClaims, dueAt, queueRowOf } from "./shared-claims.js";
-import { retryingDeadlocks, type SharedDb } from "./shared-database.js";
+import { retryingDeadlocks, type SharedDb, transactionInOneTrip } from "./shared-database.js";
 import { sharedDatabaseUnavailable } from "./shared-quota.js";
 import { createSyncLeases } from "./sync-leases.js";
 
@@ -124,7 +124,6 @@ export function createSharedQueue(deps: {
    * Each row comes back with its body's id.
    */
   async function insertGroupRows(
-    trx: SharedDb,
     groups: ReadonlyArray<{ entries: readonly NewQueueEntry[]; now: number }>,
   ): Promise<Array<Array<{ pk: number; bodyId: number | null }>>> {
     const bodies: Array<{ id: number; body: Buffer }> = [];
@@ -138,11 +137,13 @@ export function createSharedQueue(deps: {
     const rows = groups.flatMap(({ entries, now }, index) =>
       entries.map((entry) => rowOf(entry, now, bodyIds[index] ?? null)),
     );
-    if (bodies.length > 0) await trx.insertInto("relay_queue_bodies").values(bodies).execute();
     if (rows.length === 0) return groups.map(() => []);
-    const inserted = await trx.insertInto("relay_queue").values(rows).executeTakeFirst();
     const step = await autoIncrementStep();
-    let next = Number(inserted.insertId);
+    const results = await transactionInOneTrip(db, [
+      ...(bodies.length > 0 ? [db.insertInto("relay_queue_bodies").values(bodies)] : []),
+      db.insertInto("relay_queue").values(rows),
+    ]);
+    let next = results.at(-1)?.insertId ?? 0;
     return groups.map(({ entries }, index) =>
       entries.map(() => {
         const pk = next;
@@ -165,10 +166,7 @@ export function createSharedQueue(deps: {
     },
     async insertGroups(groups) {
       const inserted = await guarded(() =>
-        retryingDeadlocks(
-          () => db.transaction().execute((trx) => insertGroupRows(trx, groups)),
-          [DUPLICATE_ENTRY],
-        ),
+        retryingDeadlocks(() => insertGroupRows(groups), [DUPLICATE_ENTRY]),
       );
       // Entries written `sending` are claimed by this instance (the intake's hand-over).
       for (const [index, { entries }] of groups.entries()) {

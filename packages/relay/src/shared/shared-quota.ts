@@ -3,7 +3,7 @@ import { sql } from "kysely";
 import { Errors } from "../errors.js";
 import { createGroupCommit } from "../state/group-commit.js";
 import type { QuotaWindow, SharedQuotaRepository } from "../state/quota-repository.js";
-import { retryingDeadlocks, type SharedDb } from "./shared-database.js";
+import { retryingDeadlocks, SHARED_GATHER, type SharedDb } from "./shared-database.js";
 
 /** A charge of `consume`, and what it came to: the full windows, or the database's error. */
 interface Charge {
@@ -151,7 +151,7 @@ export function createSharedQuotaRepository(db: SharedDb, logger: Logger): Share
       ),
     );
     return results;
-  });
+  }, SHARED_GATHER);
 
   /** Counter rows now in the table: their earlier windows are pruned, and no longer created. */
   function remember(domain: string, windows: readonly QuotaWindow[]) {

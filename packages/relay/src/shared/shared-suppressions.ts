@@ -9,7 +9,7 @@ import {
   type SuppressionStore,
   toSuppressionRow,
 } from "../state/suppression-repository.js";
-import type { SharedDb } from "./shared-database.js";
+import { SHARED_GATHER, type SharedDb } from "./shared-database.js";
 import { sharedDatabaseUnavailable } from "./shared-quota.js";
 
 /** A (client, address) pair as a map key (neither holds a NUL). */
@@ -85,6 +85,7 @@ export function createSharedSuppressions(db: SharedDb, logger: Logger): Suppress
         [...new Set(addresses)].flatMap((address) => found.get(pairKey(clientId, address)) ?? []),
       );
     },
+    SHARED_GATHER,
   );
 
   return {

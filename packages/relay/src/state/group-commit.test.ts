@@ -29,6 +29,30 @@ describe("group commit", () => {
     expect(await Promise.all(later)).toEqual([20, 30, 40]);
   });
 
+  it("with a gathering time, the first item waits for those arriving within it, in one batch", async () => {
+    const { batches, flush, release } = controlledFlush();
+    const commit = createGroupCommit(flush, { gatherMs: 30 });
+    const first = commit(1);
+    await new Promise((done) => setTimeout(done, 5));
+    const second = commit(2);
+    expect(batches).toEqual([]);
+    await new Promise((done) => setTimeout(done, 40));
+    expect(batches).toEqual([[1, 2]]);
+    release();
+    expect(await Promise.all([first, second])).toEqual([10, 20]);
+    // Items arriving during a flush go in the next one, as soon as it ends: no second wait.
+    const third = commit(3);
+    await new Promise((done) => setTimeout(done, 40));
+    const fourth = commit(4);
+    const fifth = commit(5);
+    release();
+    await third;
+    await new Promise((done) => setImmediate(done));
+    expect(batches).toEqual([[1, 2], [3], [4, 5]]);
+    release();
+    expect(await Promise.all([fourth, fifth])).toEqual([40, 50]);
+  });
+
   it("answers nobody before the flush carrying their item is done", async () => {
     const { flush, release } = controlledFlush();
     const commit = createGroupCommit(flush);

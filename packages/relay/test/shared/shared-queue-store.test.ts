@@ -58,8 +58,9 @@ describe.skipIf(!available)("the shared queue's intake and ends", () => {
 
   it("gives every row its message's body and returns each group's pks in order", async () => {
     const logger = createLogging({ destination: new LogCapture() }).forTarget("relay::queue");
+    const counting = countingStatements(shared.db);
     const queue = createSharedQueue({
-      db: shared.db,
+      db: counting.db,
       leaseSecs: () => 60,
       clock: systemClock,
       logger,
@@ -71,7 +72,11 @@ describe.skipIf(!available)("the shared queue's intake and ends", () => {
       { entries: message("<m2@s.test>", ["c@r.test", "d@r.test"]), now: 101 },
       { entries: message("<m3@s.test>", ["e@r.test"]), now: 102 },
     ];
+    counting.sent.count = 0;
     const pks = await queue.insertGroups(groups);
+    // The auto-increment step (read once per process), then bodies and rows in one transaction
+    // sent whole.
+    expect(counting.sent.count).toBe(2);
 
     const rows = await shared.database.query<
       Array<{ pk: number; rcpt: string; created_at: number }>
@@ -170,11 +175,14 @@ describe.skipIf(!available)("the shared queue's intake and ends", () => {
       );
     await Promise.all([alone, first, second].map((pk) => queue.claim(pk, 200)));
     counting.counts.clear();
+    counting.sent.count = 0;
     await queue.markSent(alone, { attempts: 1, now: 201 });
     expect(Object.fromEntries(counting.counts)).toEqual({
       UpdateQueryNode: 1,
       DeleteQueryNode: 1,
     });
+    // Both in one transaction sent whole: one query on the wire.
+    expect(counting.sent.count).toBe(1);
     expect(await bodiesOf("<m1@s.test>")).toBe(0);
     // Two recipients: the first end asks whether the other row is pending, and keeps the body.
     counting.counts.clear();

@@ -42,9 +42,18 @@ export async function createSharedDatabase(): Promise<TestSharedDatabase> {
   };
 }
 
-/** The statements a Kysely instance sends, by their first word (raw SQL included). */
-export function countingStatements(db: SharedDb): { db: SharedDb; counts: Map<string, number> } {
+/**
+ * The statements a Kysely instance builds, by their first word (raw SQL included), and the
+ * queries it sends to the server (`sent`; a transaction's own BEGIN and COMMIT are not counted,
+ * Kysely sends them past its plugins).
+ */
+export function countingStatements(db: SharedDb): {
+  db: SharedDb;
+  counts: Map<string, number>;
+  sent: { count: number };
+} {
   const counts = new Map<string, number>();
+  const sent = { count: 0 };
   const verb = (node: RootOperationNode): string => {
     if (node.kind !== "RawNode") return node.kind;
     return (node.sqlFragments[0] ?? "").trim().split(/\s/)[0]?.toUpperCase() ?? "";
@@ -54,9 +63,12 @@ export function countingStatements(db: SharedDb): { db: SharedDb; counts: Map<st
       counts.set(verb(node), (counts.get(verb(node)) ?? 0) + 1);
       return node;
     },
-    transformResult: async ({ result }) => result,
+    async transformResult({ result }) {
+      sent.count += 1;
+      return result;
+    },
   };
-  return { db: db.withPlugin(plugin), counts };
+  return { db: db.withPlugin(plugin), counts, sent };
 }
 
 /**
