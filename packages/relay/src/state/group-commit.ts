@@ -25,10 +25,10 @@ export function createGroupCommit<T, R>(
 ): GroupCommit<T, R> {
   const gatherMs = options.gatherMs ?? 0;
   let next: Array<Waiting<T, R>> = [];
+  // True from the first item's arrival (its gathering wait included) until the queue is empty.
   let flushing = false;
 
   async function drain(): Promise<void> {
-    flushing = true;
     while (next.length > 0) {
       const batch = next;
       next = [];
