@@ -76,7 +76,7 @@ export function createQueueIntake(deps: {
       await queue.syncCommitted();
       return pks;
     },
-    { gatherMs: deps.gatherMs ?? 0 },
+    { gatherMs: deps.gatherMs },
   );
 
   return async (message) => {
