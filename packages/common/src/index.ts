@@ -22,7 +22,6 @@ export { type Level, type LogFilter, parseLogFilter, thresholdFor } from "./log-
 export { createLogging, type Logger, type Logging, type LoggingOptions } from "./logger.js";
 export { createServiceMetrics, type ServiceMetrics, UNMATCHED_ROUTE } from "./metrics.js";
 export { DOCS_PATH, docsUiOptions, type OpenApiDescription, openApiOptions } from "./openapi.js";
-export { createPasswordCheck, type PasswordCheck } from "./password-check.js";
 export {
   PRIVATE_DIR_MODE,
   PRIVATE_FILE_MODE,

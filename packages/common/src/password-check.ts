@@ -1,3 +1,9 @@
+/**
+ * Password timing, an entry point of its own (`@rd/common/password-check`), out of the package's
+ * index: the index is also imported by worker threads, and a worker ended while the native
+ * bcrypt module is loaded in it aborts the whole process (node-addon-api throws during the
+ * worker's teardown; `test/outbound/smtp-transport-addons.test.ts` in the relay).
+ */
 import { randomBytes } from "node:crypto";
 import bcrypt from "bcrypt";
 

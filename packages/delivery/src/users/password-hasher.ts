@@ -1,4 +1,4 @@
-import { createPasswordCheck } from "@rd/common";
+import { createPasswordCheck } from "@rd/common/password-check";
 import bcrypt from "bcrypt";
 
 /** bcrypt work factor for stored passwords: a few hundred milliseconds per check, once per login. */

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from "node:crypto";
-import { createPasswordCheck } from "@rd/common";
+import { createPasswordCheck } from "@rd/common/password-check";
 import type { ClientRecord, ClientRepository } from "../state/client-repository.js";
 import { BCRYPT_COST, CLIENT_ID_PATTERN } from "./client-secret.js";
 
