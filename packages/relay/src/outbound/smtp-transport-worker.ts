@@ -4,7 +4,7 @@
  * Each request is one delivery attempt; the answers carry plain data only.
  */
 import { parentPort } from "node:worker_threads";
-import { messageOf } from "@rd/common";
+import { messageOf } from "@rd/common/error-message";
 import { DeliveryError } from "./delivery-error.js";
 import { createSmtpSessionPool } from "./smtp-session-pool.js";
 import { createSmtpTransport } from "./smtp-transport.js";

@@ -5,7 +5,8 @@ import { describe, expect, it } from "vitest";
 // A worker thread ended while a native module (bcrypt's, through node-addon-api) is loaded in
 // it can abort the whole process as it is torn down ("terminate called after throwing an
 // instance of 'Napi::Error'"): the relay ends its SMTP transport thread at every shutdown.
-// The probe records every native module the thread's code loads (`process.dlopen`).
+// The probe reports, from a thread of its own, every native module the code loads
+// (`process.dlopen`) and every CommonJS module it requires.
 const PROBE = `
 const { parentPort, workerData } = require("node:worker_threads");
 const dlopened = [];
@@ -14,30 +15,50 @@ process.dlopen = (module, filename, ...rest) => {
   dlopened.push(filename);
   return dlopen(module, filename, ...rest);
 };
-import(workerData).then(() => parentPort.postMessage({ dlopened }));
+import(workerData).then(() =>
+  parentPort.postMessage({ dlopened, required: Object.keys(require("node:module")._cache) }),
+);
 `;
 
-async function nativeModulesLoadedBy(specifier: string): Promise<string[]> {
+interface Loaded {
+  dlopened: string[];
+  required: string[];
+}
+
+async function loadedBy(specifier: string): Promise<Loaded> {
   const worker = new Worker(PROBE, { eval: true, workerData: specifier });
   try {
     for (;;) {
-      const [message] = (await once(worker, "message")) as [{ dlopened?: string[] }];
-      if (message.dlopened) return message.dlopened;
+      const [message] = (await once(worker, "message")) as [Partial<Loaded>];
+      if (message.dlopened && message.required) return message as Loaded;
     }
   } finally {
     await worker.terminate();
   }
 }
 
+const WORKER_MODULE = new URL("../../dist/outbound/smtp-transport-worker.js", import.meta.url);
+
 describe("the SMTP transport thread", () => {
   it("loads no native module (the password check's bcrypt stays on the main thread)", async () => {
-    const workerModule = new URL("../../dist/outbound/smtp-transport-worker.js", import.meta.url);
-    expect(await nativeModulesLoadedBy(workerModule.href)).toEqual([]);
+    expect((await loadedBy(WORKER_MODULE.href)).dlopened).toEqual([]);
   });
 
-  it("is checked by a probe that does see a native module where one loads", async () => {
-    const loaded = await nativeModulesLoadedBy("@rd/common/password-check");
-    expect(loaded).toHaveLength(1);
-    expect(loaded[0]).toMatch(/bcrypt.*\.node$/);
+  it("loads none of the main thread's libraries: logging, metrics, schemas", async () => {
+    // The common package's index brings them (about 8 MiB of the thread's heap): the thread
+    // imports only the modules it uses.
+    const { required } = await loadedBy(WORKER_MODULE.href);
+    expect(required.some((path) => path.includes("/node_modules/nodemailer/"))).toBe(true);
+    const heavy = /\/node_modules\/(pino|prom-client|@sinclair\/typebox|bcrypt)\//;
+    expect(required.filter((path) => heavy.test(path))).toEqual([]);
+  });
+
+  it("is checked by a probe that does see them where they load", async () => {
+    const { dlopened, required } = await loadedBy("@rd/common");
+    expect(dlopened).toEqual([]);
+    expect(required.some((path) => path.includes("/node_modules/pino/"))).toBe(true);
+    const bcrypt = await loadedBy("@rd/common/password-check");
+    expect(bcrypt.dlopened).toHaveLength(1);
+    expect(bcrypt.dlopened[0]).toMatch(/bcrypt.*\.node$/);
   });
 });
