@@ -55,16 +55,19 @@ async function loadedInProcess(specifier: string): Promise<Loaded> {
 }
 
 const WORKER_MODULE = new URL("../../dist/outbound/smtp-transport-worker.js", import.meta.url);
+// What the compiled worker loads, probed once for the tests that read it.
+let workerLoads: Promise<Loaded> | undefined;
+const loadedByWorker = () => (workerLoads ??= loadedInThread(WORKER_MODULE.href));
 
 describe("the SMTP transport thread", () => {
   it("loads no native module (the password check's bcrypt stays on the main thread)", async () => {
-    expect((await loadedInThread(WORKER_MODULE.href)).dlopened).toEqual([]);
+    expect((await loadedByWorker()).dlopened).toEqual([]);
   });
 
   it("loads none of the main thread's libraries: logging, metrics, schemas", async () => {
     // The common package's index brings them (about 8 MiB of the thread's heap): the thread
     // imports only the modules it uses.
-    const { required } = await loadedInThread(WORKER_MODULE.href);
+    const { required } = await loadedByWorker();
     expect(required.some((path) => path.includes("/node_modules/nodemailer/"))).toBe(true);
     const heavy = /\/node_modules\/(pino|prom-client|@sinclair\/typebox|bcrypt)\//;
     expect(required.filter((path) => heavy.test(path))).toEqual([]);
