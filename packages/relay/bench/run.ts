@@ -259,7 +259,13 @@ async function runPhases(
     onAsync(phase("http", SMALL)),
   );
   if (pair) {
-    await runSplitPhase(pair.relays, destination, phase("http", { ...SMALL, messages: WARMUP }));
+    // Each instance of the pair as warm as the single one (its two warm-ups), split across both.
+    const pairWarmup = 2 * WARMUP * pair.relays.length;
+    await runSplitPhase(
+      pair.relays,
+      destination,
+      phase("http", { ...SMALL, messages: pairWarmup }),
+    );
     const before = await pair.databaseWork();
     let after = before;
     let alone = single;
