@@ -45,7 +45,7 @@ import { createQueueService } from "./queue/queue-service.js";
 import { createQueueTicker } from "./queue/queue-ticker.js";
 import { createQueueWorker } from "./queue/queue-worker.js";
 import { createSpoolStore, SPOOL_DIR_NAME } from "./queue/spool-store.js";
-import { SHARED_GATHER } from "./shared/shared-database.js";
+import { SHARED_GATHER } from "./shared/shared-gather.js";
 import type { SharedState } from "./shared/shared-state.js";
 import {
   createConfiguredSubmissionServer,

@@ -36,10 +36,13 @@ const IDLE_MS = 2_000;
 const READY_TIMEOUT_MS = 30_000;
 
 /**
- * Starts the service, waits until `healthUrl` answers 200, lets it idle 2 s, reads its resident
- * memory (VmRSS of /proc/<pid>/status, KiB), and stops it with SIGTERM. Linux only.
+ * Starts the service, waits until `healthUrl` answers 200, lets it idle 2 s, hands its pid to
+ * `read`, and stops it with SIGTERM once `read` has settled.
  */
-export async function idleRssKib(start: IdleStart): Promise<number> {
+export async function whileIdle<T>(
+  start: IdleStart,
+  read: (pid: number) => Promise<T>,
+): Promise<T> {
   const child = spawn(start.command, [...start.args], {
     env: { ...start.env },
     ...(start.cwd && { cwd: start.cwd }),
@@ -60,14 +63,24 @@ export async function idleRssKib(start: IdleStart): Promise<number> {
       await sleep(50);
     }
     await sleep(IDLE_MS);
-    const status = await readFile(`/proc/${child.pid}/status`, "utf8");
-    const match = /^VmRSS:\s+(\d+) kB/m.exec(status);
-    if (!match) throw new Error(`no VmRSS in /proc/${child.pid}/status`);
-    return Number(match[1]);
+    return await read(child.pid as number);
   } finally {
     child.kill("SIGTERM");
     await exited;
   }
+}
+
+/**
+ * The service's resident memory once idle (`whileIdle`): VmRSS of /proc/<pid>/status, KiB.
+ * Linux only.
+ */
+export function idleRssKib(start: IdleStart): Promise<number> {
+  return whileIdle(start, async (pid) => {
+    const status = await readFile(`/proc/${pid}/status`, "utf8");
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(status);
+    if (!match) throw new Error(`no VmRSS in /proc/${pid}/status`);
+    return Number(match[1]);
+  });
 }
 
 /**

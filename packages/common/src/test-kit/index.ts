@@ -1,3 +1,4 @@
+export { type LoadedModules, modulesLoadedAtIdle } from "./boot-modules.js";
 export { modeOf, useUsualUmask } from "./file-modes.js";
 export { freePort } from "./free-port.js";
 export { bareNodeServer, type IdleStart, idleRssKib, leastIdleRssKib } from "./idle-memory.js";

@@ -6,11 +6,11 @@ import { decodeLabels } from "../state/queue-labels.js";
 import type { QueueRow } from "../state/queue-repository.js";
 import {
   retryingDeadlocks,
-  SHARED_GATHER,
   type SharedDb,
   type SharedSchema,
   transactionInOneTrip,
 } from "./shared-database.js";
+import { SHARED_GATHER } from "./shared-gather.js";
 import type { SyncLeases } from "./sync-leases.js";
 
 /** A `relay_queue` row as the queue's users see it (numbers from BIGINT columns, labels decoded). */

@@ -3,7 +3,8 @@ import { sql } from "kysely";
 import { Errors } from "../errors.js";
 import { createGroupCommit } from "../state/group-commit.js";
 import type { QuotaWindow, SharedQuotaRepository } from "../state/quota-repository.js";
-import { retryingDeadlocks, SHARED_GATHER, type SharedDb } from "./shared-database.js";
+import { retryingDeadlocks, type SharedDb } from "./shared-database.js";
+import { SHARED_GATHER } from "./shared-gather.js";
 
 /** A charge of `consume`, and what it came to: the full windows, or the database's error. */
 interface Charge {

@@ -9,7 +9,8 @@ import {
   type SuppressionStore,
   toSuppressionRow,
 } from "../state/suppression-repository.js";
-import { SHARED_GATHER, type SharedDb } from "./shared-database.js";
+import type { SharedDb } from "./shared-database.js";
+import { SHARED_GATHER } from "./shared-gather.js";
 import { sharedDatabaseUnavailable } from "./shared-quota.js";
 
 /** A (client, address) pair as a map key (neither holds a NUL). */

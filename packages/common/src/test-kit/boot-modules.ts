@@ -1,0 +1,40 @@
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { compiledModuleUrl } from "../worker-url.js";
+import { type IdleStart, whileIdle } from "./idle-memory.js";
+
+const HOOK_URL = compiledModuleUrl("./module-log-hook.js", import.meta.url).href;
+
+/** What a service has loaded by the time it idles. */
+export interface LoadedModules {
+  /** The URL of every module its main thread resolved. */
+  readonly urls: readonly string[];
+  /** The npm packages of those modules (`kysely`, `@aws-sdk/client-s3`). */
+  readonly packages: ReadonlySet<string>;
+}
+
+/**
+ * The modules a service has loaded by the time it idles (`whileIdle`), recorded by
+ * `module-log-hook.ts` (given to Node with `--import` through NODE_OPTIONS, which `start.env` must
+ * not set). A library that a configuration loads only on first use shows up here when something
+ * puts it back on the boot path, which an idle-memory reading tells only roughly.
+ */
+export async function modulesLoadedAtIdle(start: IdleStart): Promise<LoadedModules> {
+  const dir = await mkdtemp(join(tmpdir(), "module-log-"));
+  const log = join(dir, "modules.log");
+  try {
+    const env = { ...start.env, NODE_OPTIONS: `--import=${HOOK_URL}`, MODULE_LOG: log };
+    const text = await whileIdle({ ...start, env }, () => readFile(log, "utf8"));
+    const urls = [...new Set(text.split("\n").filter(Boolean))];
+    return { urls, packages: new Set(urls.flatMap(packageOf)) };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The package of a module's URL (`kysely`, `@aws-sdk/client-s3`), none outside node_modules. */
+function packageOf(url: string): string[] {
+  const match = /.*\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
+  return match?.[1] ? [match[1]] : [];
+}
