@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
+import { freePort } from "./free-port.js";
 
 /** How to start a service whose idle memory is read. */
 export interface IdleStart {
@@ -83,17 +84,29 @@ export function idleRssKib(start: IdleStart): Promise<number> {
   });
 }
 
+/** The least idle RSS of a service and of a bare Node server, KiB (`idleBesideBareNode`). */
+export interface IdleComparison {
+  readonly serviceKib: number;
+  readonly bareKib: number;
+}
+
 /**
- * The least of `runs` idle readings (`idleRssKib`), each of a service `start` makes anew (a fresh
- * folder and port). NOTE: a boot's idle RSS is bimodal: on Node 24.22, about one boot in three
- * ends with some 4 MiB more old generation and 9 MiB more anonymous memory, and keeps them while
- * idle (when the boot's collections ran), so one reading cannot tell that from a library put back
- * on the boot path; a library raises every boot, the least of several included.
+ * The service's idle RSS beside the anchor's (`bareNodeServer`), each the least of `runs` boots
+ * (`start` makes the service anew for each: a fresh folder and port). NOTE: a boot's idle RSS is
+ * bimodal: on Node 24.22, about one boot in three ends with some 4 MiB more old generation and
+ * 9 MiB more anonymous memory, and keeps them while idle, so one reading cannot tell that from a
+ * heavier boot; a library loaded at boot raises every boot, the least of several included.
  */
-export async function leastIdleRssKib(
+export async function idleBesideBareNode(
   start: () => Promise<IdleStart>,
   runs: number,
-): Promise<number> {
+): Promise<IdleComparison> {
+  const serviceKib = await leastIdleRssKib(start, runs);
+  const bareKib = await leastIdleRssKib(async () => bareNodeServer(await freePort()), runs);
+  return { serviceKib, bareKib };
+}
+
+async function leastIdleRssKib(start: () => Promise<IdleStart>, runs: number): Promise<number> {
   let least = Number.POSITIVE_INFINITY;
   for (let run = 0; run < runs; run++) least = Math.min(least, await idleRssKib(await start()));
   return least;

@@ -1,7 +1,13 @@
 export { type LoadedModules, modulesLoadedAtIdle } from "./boot-modules.js";
 export { modeOf, useUsualUmask } from "./file-modes.js";
 export { freePort } from "./free-port.js";
-export { bareNodeServer, type IdleStart, idleRssKib, leastIdleRssKib } from "./idle-memory.js";
+export {
+  bareNodeServer,
+  type IdleComparison,
+  type IdleStart,
+  idleBesideBareNode,
+  idleRssKib,
+} from "./idle-memory.js";
 export { type LauncherCommand, launcherCommand } from "./launcher-command.js";
 export { LogCapture } from "./log-capture.js";
 export { ManualClock } from "./manual-clock.js";

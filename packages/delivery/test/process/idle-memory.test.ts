@@ -3,10 +3,9 @@ import { mkdtemp } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
-  bareNodeServer,
   freePort,
   type IdleStart,
-  leastIdleRssKib,
+  idleBesideBareNode,
   makeTempDir,
   modulesLoadedAtIdle,
 } from "@rd/common/test-kit";
@@ -20,7 +19,7 @@ const DELIVERY_BIN = join(dirname(fileURLToPath(import.meta.url)), "../../bin/de
 // 48.7, README "Memory"); the libraries themselves are held off the boot path by the test below,
 // this bound catches a heavier boot of any other kind.
 const MAX_RATIO_TO_BARE_NODE = 2.15;
-/** Boots read, the least kept: a boot's idle memory is bimodal (`leastIdleRssKib`). */
+/** Boots read, the least kept: a boot's idle memory is bimodal (`idleBesideBareNode`). */
 const BOOTS = 5;
 /** Libraries of configurations the default one does not use, loaded on their first use. */
 const NOT_AT_BOOT = ["@aws-sdk/client-s3", "mysql2", "@octokit/rest", "jose", "yauzl"];
@@ -43,11 +42,13 @@ describe.skipIf(!existsSync("/proc/self/status"))("the idle delivery service", (
   it(`started with its default configuration, holds under ${MAX_RATIO_TO_BARE_NODE}× the memory of a bare Node server`, async () => {
     const dir = await makeTempDir("delivery-idle-");
     try {
-      const deliveryKib = await leastIdleRssKib(() => defaultDelivery(dir.path), BOOTS);
-      const bareKib = await leastIdleRssKib(async () => bareNodeServer(await freePort()), BOOTS);
+      const { serviceKib, bareKib } = await idleBesideBareNode(
+        () => defaultDelivery(dir.path),
+        BOOTS,
+      );
       expect(
-        deliveryKib / bareKib,
-        `delivery ${deliveryKib} KiB, bare Node ${bareKib} KiB`,
+        serviceKib / bareKib,
+        `delivery ${serviceKib} KiB, bare Node ${bareKib} KiB`,
       ).toBeLessThan(MAX_RATIO_TO_BARE_NODE);
     } finally {
       await dir.remove();

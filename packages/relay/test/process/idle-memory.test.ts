@@ -3,10 +3,9 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
-  bareNodeServer,
   freePort,
   type IdleStart,
-  leastIdleRssKib,
+  idleBesideBareNode,
   makeTempDir,
   modulesLoadedAtIdle,
 } from "@rd/common/test-kit";
@@ -20,7 +19,7 @@ const RELAY_BIN = join(dirname(fileURLToPath(import.meta.url)), "../../bin/relay
 // another machine; libraries are held off the boot path by the test below, so this bound, with
 // room for that, is for a heavier boot of any other kind (some 15 MiB more).
 const MAX_RATIO_TO_BARE_NODE = 2.2;
-/** Boots read: one boot in three keeps some 13 MiB more (`leastIdleRssKib`). */
+/** Boots read: one boot in three keeps some 13 MiB more (`idleBesideBareNode`). */
 const BOOTS = 5;
 /** Libraries of configurations the default one does not use, loaded on their first use. */
 const NOT_AT_BOOT = [
@@ -55,11 +54,11 @@ describe.skipIf(!existsSync("/proc/self/status"))("the idle relay", () => {
   it(`started with its default configuration, holds under ${MAX_RATIO_TO_BARE_NODE}× the memory of a bare Node server`, async () => {
     const dir = await makeTempDir("relay-idle-");
     try {
-      const relayKib = await leastIdleRssKib(() => defaultRelay(dir.path), BOOTS);
-      const bareKib = await leastIdleRssKib(async () => bareNodeServer(await freePort()), BOOTS);
-      expect(relayKib / bareKib, `relay ${relayKib} KiB, bare Node ${bareKib} KiB`).toBeLessThan(
-        MAX_RATIO_TO_BARE_NODE,
-      );
+      const { serviceKib, bareKib } = await idleBesideBareNode(() => defaultRelay(dir.path), BOOTS);
+      expect(
+        serviceKib / bareKib,
+        `relay ${serviceKib} KiB, bare Node ${bareKib} KiB`,
+      ).toBeLessThan(MAX_RATIO_TO_BARE_NODE);
     } finally {
       await dir.remove();
     }
