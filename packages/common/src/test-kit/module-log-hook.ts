@@ -1,4 +1,4 @@
-// Given to a service's Node with `--import` by `packagesLoadedAtIdle`: registers this module as a
+// Given to a service's Node with `--import` by `modulesLoadedAtIdle`: registers this module as a
 // resolve hook, which appends the URL of every module the service resolves to the file named by
 // MODULE_LOG, a line each. The hook runs in Node's loader thread, where it is not registered again.
 import { appendFileSync } from "node:fs";
