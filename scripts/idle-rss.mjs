@@ -10,12 +10,11 @@
 // Usage: node scripts/idle-rss.mjs [--rounds N] [--max-mib M] [relay|delivery|anchor ...]
 //   --max-mib M      exit 1 when a service's median idle RSS is M MiB or more.
 // Linux only (/proc). Run `npm run build` first: the launchers run dist/.
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { bareNodeServer, freePort, idleRssKib } from "@rd/common/test-kit";
+import { bareNodeServer, idleRssKib, inScratchFolder } from "@rd/common/test-kit";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -54,21 +53,18 @@ for (const name of names) {
 }
 
 /** One start → healthy → 2 s idle → reading → SIGTERM, in a scratch folder; KiB. */
-async function measureOnce(name) {
-  const dir = await mkdtemp(join(tmpdir(), `idle-rss-${name}-`));
-  try {
-    const port = await freePort();
+function measureOnce(name) {
+  const boot = async (dir, port) => {
     const { command, args, env } = await SUBJECTS[name](dir, port);
-    return await idleRssKib({
+    return {
       command,
       args,
       env: { PATH, ...env },
       cwd: dir,
       healthUrl: `http://127.0.0.1:${port}/health`,
-    });
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+    };
+  };
+  return inScratchFolder(boot, idleRssKib);
 }
 
 const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];

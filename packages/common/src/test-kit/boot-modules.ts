@@ -1,8 +1,7 @@
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { compiledModuleUrl } from "../worker-url.js";
-import { type IdleStart, whileIdle } from "./idle-memory.js";
+import { type IdleBoot, inScratchFolder, whileIdle } from "./idle-memory.js";
 
 const HOOK_URL = compiledModuleUrl("./module-log-hook.js", import.meta.url).href;
 
@@ -15,22 +14,20 @@ export interface LoadedModules {
 }
 
 /**
- * The modules a service has loaded by the time it idles (`whileIdle`), recorded by
- * `module-log-hook.ts` (given to Node with `--import` through NODE_OPTIONS, which `start.env` must
- * not set). A library that a configuration loads only on first use shows up here when something
- * puts it back on the boot path, which an idle-memory reading tells only roughly.
+ * The modules a service has loaded by the time it idles (`whileIdle`; booted in a scratch folder,
+ * `inScratchFolder`), recorded by `module-log-hook.ts` (given to Node with `--import` through
+ * NODE_OPTIONS, which the start's environment must not set) in a file of that folder. A library
+ * that a configuration loads only on first use shows up here when something puts it back on the
+ * boot path, which an idle-memory reading tells only roughly.
  */
-export async function modulesLoadedAtIdle(start: IdleStart): Promise<LoadedModules> {
-  const dir = await mkdtemp(join(tmpdir(), "module-log-"));
-  const log = join(dir, "modules.log");
-  try {
+export function modulesLoadedAtIdle(boot: IdleBoot): Promise<LoadedModules> {
+  return inScratchFolder(boot, async (start, folder) => {
+    const log = join(folder, "module-log");
     const env = { ...start.env, NODE_OPTIONS: `--import=${HOOK_URL}`, MODULE_LOG: log };
     const text = await whileIdle({ ...start, env }, () => readFile(log, "utf8"));
     const urls = [...new Set(text.split("\n").filter(Boolean))];
     return { urls, packages: new Set(urls.flatMap(packageOf)) };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 /** The package of a module's URL (`kysely`, `@aws-sdk/client-s3`), none outside node_modules. */

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { freePort } from "./free-port.js";
+import { makeTempDir } from "./temp-dir.js";
 
 /** How to start a service whose idle memory is read. */
 export interface IdleStart {
@@ -84,6 +85,28 @@ export function idleRssKib(start: IdleStart): Promise<number> {
   });
 }
 
+/**
+ * How a service is started in `folder`, a fresh scratch folder removed once it has stopped, and on
+ * `port`, a free one.
+ */
+export type IdleBoot = (folder: string, port: number) => IdleStart | Promise<IdleStart>;
+
+/**
+ * Hands `use` the start `boot` makes in a fresh scratch folder on a free port, and the folder;
+ * removes the folder once `use` has settled.
+ */
+export async function inScratchFolder<T>(
+  boot: IdleBoot,
+  use: (start: IdleStart, folder: string) => Promise<T>,
+): Promise<T> {
+  const folder = await makeTempDir("idle-boot-");
+  try {
+    return await use(await boot(folder.path, await freePort()), folder.path);
+  } finally {
+    await folder.remove();
+  }
+}
+
 /** The least idle RSS of a service and of a bare Node server, KiB (`idleBesideBareNode`). */
 export interface IdleComparison {
   readonly serviceKib: number;
@@ -91,24 +114,23 @@ export interface IdleComparison {
 }
 
 /**
- * The service's idle RSS beside the anchor's (`bareNodeServer`), each the least of `runs` boots
- * (`start` makes the service anew for each: a fresh folder and port). NOTE: a boot's idle RSS is
- * bimodal: on Node 24.22, about one boot in three ends with some 4 MiB more old generation and
- * 9 MiB more anonymous memory, and keeps them while idle, so one reading cannot tell that from a
- * heavier boot; a library loaded at boot raises every boot, the least of several included.
+ * The service's idle RSS beside the anchor's (`bareNodeServer`), each the least of `runs` boots,
+ * every boot in a folder of its own (`inScratchFolder`). NOTE: a boot's idle RSS is bimodal: on
+ * Node 24.22, about one boot in three ends with some 4 MiB more old generation and 9 MiB more
+ * anonymous memory, and keeps them while idle, so one reading cannot tell that from a heavier
+ * boot; a library loaded at boot raises every boot, the least of several included.
  */
-export async function idleBesideBareNode(
-  start: () => Promise<IdleStart>,
-  runs: number,
-): Promise<IdleComparison> {
-  const serviceKib = await leastIdleRssKib(start, runs);
-  const bareKib = await leastIdleRssKib(async () => bareNodeServer(await freePort()), runs);
+export async function idleBesideBareNode(boot: IdleBoot, runs: number): Promise<IdleComparison> {
+  const serviceKib = await leastIdleRssKib(boot, runs);
+  const bareKib = await leastIdleRssKib((_folder, port) => bareNodeServer(port), runs);
   return { serviceKib, bareKib };
 }
 
-async function leastIdleRssKib(start: () => Promise<IdleStart>, runs: number): Promise<number> {
+async function leastIdleRssKib(boot: IdleBoot, runs: number): Promise<number> {
   let least = Number.POSITIVE_INFINITY;
-  for (let run = 0; run < runs; run++) least = Math.min(least, await idleRssKib(await start()));
+  for (let run = 0; run < runs; run++) {
+    least = Math.min(least, await inScratchFolder(boot, idleRssKib));
+  }
   return least;
 }
 

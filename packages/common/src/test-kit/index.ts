@@ -3,10 +3,12 @@ export { modeOf, useUsualUmask } from "./file-modes.js";
 export { freePort } from "./free-port.js";
 export {
   bareNodeServer,
+  type IdleBoot,
   type IdleComparison,
   type IdleStart,
   idleBesideBareNode,
   idleRssKib,
+  inScratchFolder,
 } from "./idle-memory.js";
 export { type LauncherCommand, launcherCommand } from "./launcher-command.js";
 export { LogCapture } from "./log-capture.js";

@@ -1,14 +1,7 @@
 import { existsSync } from "node:fs";
-import { mkdtemp } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import {
-  freePort,
-  type IdleStart,
-  idleBesideBareNode,
-  makeTempDir,
-  modulesLoadedAtIdle,
-} from "@rd/common/test-kit";
+import { type IdleStart, idleBesideBareNode, modulesLoadedAtIdle } from "@rd/common/test-kit";
 import { describe, expect, it } from "vitest";
 
 // The launcher run as a program, so the Node options of its shebang line apply (README, "Memory").
@@ -24,11 +17,8 @@ const BOOTS = 5;
 /** Libraries of configurations the default one does not use, loaded on their first use. */
 const NOT_AT_BOOT = ["@aws-sdk/client-s3", "mysql2", "@octokit/rest", "jose", "yauzl"];
 
-/** A delivery service with its default configuration in a fresh folder of `dir`, on a free port. */
-async function defaultDelivery(dir: string): Promise<IdleStart> {
-  // The default SQLite database and local storage are made in the folder.
-  const folder = await mkdtemp(join(dir, "boot-"));
-  const port = await freePort();
+/** A delivery service with its default configuration, its SQLite database and storage in `folder`. */
+function defaultDelivery(folder: string, port: number): IdleStart {
   return {
     command: DELIVERY_BIN,
     args: ["serve"],
@@ -40,31 +30,18 @@ async function defaultDelivery(dir: string): Promise<IdleStart> {
 
 describe.skipIf(!existsSync("/proc/self/status"))("the idle delivery service", () => {
   it(`started with its default configuration, holds under ${MAX_RATIO_TO_BARE_NODE}× the memory of a bare Node server`, async () => {
-    const dir = await makeTempDir("delivery-idle-");
-    try {
-      const { serviceKib, bareKib } = await idleBesideBareNode(
-        () => defaultDelivery(dir.path),
-        BOOTS,
-      );
-      expect(
-        serviceKib / bareKib,
-        `delivery ${serviceKib} KiB, bare Node ${bareKib} KiB`,
-      ).toBeLessThan(MAX_RATIO_TO_BARE_NODE);
-    } finally {
-      await dir.remove();
-    }
+    const { serviceKib, bareKib } = await idleBesideBareNode(defaultDelivery, BOOTS);
+    expect(
+      serviceKib / bareKib,
+      `delivery ${serviceKib} KiB, bare Node ${bareKib} KiB`,
+    ).toBeLessThan(MAX_RATIO_TO_BARE_NODE);
   }, 90_000);
 
   it("started with its default configuration, has loaded none of the libraries it does not use yet", async () => {
-    const dir = await makeTempDir("delivery-boot-");
-    try {
-      const { packages } = await modulesLoadedAtIdle(await defaultDelivery(dir.path));
-      // The log works: what the boot path does use is there.
-      expect(packages).toContain("fastify");
-      expect(packages).toContain("kysely");
-      expect(NOT_AT_BOOT.filter((name) => packages.has(name))).toEqual([]);
-    } finally {
-      await dir.remove();
-    }
+    const { packages } = await modulesLoadedAtIdle(defaultDelivery);
+    // The log works: what the boot path does use is there.
+    expect(packages).toContain("fastify");
+    expect(packages).toContain("kysely");
+    expect(NOT_AT_BOOT.filter((name) => packages.has(name))).toEqual([]);
   }, 30_000);
 });

@@ -1,14 +1,8 @@
 import { existsSync } from "node:fs";
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import {
-  freePort,
-  type IdleStart,
-  idleBesideBareNode,
-  makeTempDir,
-  modulesLoadedAtIdle,
-} from "@rd/common/test-kit";
+import { type IdleStart, idleBesideBareNode, modulesLoadedAtIdle } from "@rd/common/test-kit";
 import { describe, expect, it } from "vitest";
 
 // The launcher run as a program, so the Node options of its shebang line apply (README, "Memory").
@@ -34,11 +28,8 @@ const NOT_AT_BOOT = [
 /** nodemailer's parts for delivery and composing (the header helpers it also has are used at boot). */
 const NODEMAILER_NOT_AT_BOOT = /\/nodemailer\/lib\/(smtp-connection|mail-composer)\//;
 
-/** A relay with its default configuration in a fresh folder of `dir` and on a free port. */
-async function defaultRelay(dir: string): Promise<IdleStart> {
-  // `RELAY_DB` defaults to `<config dir>/state`.
-  const folder = await mkdtemp(join(dir, "boot-"));
-  const port = await freePort();
+/** A relay with its default configuration in `folder` (`RELAY_DB` defaults to `<folder>/state`). */
+async function defaultRelay(folder: string, port: number): Promise<IdleStart> {
   const configPath = join(folder, "relay.json");
   await writeFile(configPath, JSON.stringify({ listen: `127.0.0.1:${port}` }));
   return {
@@ -52,29 +43,18 @@ async function defaultRelay(dir: string): Promise<IdleStart> {
 
 describe.skipIf(!existsSync("/proc/self/status"))("the idle relay", () => {
   it(`started with its default configuration, holds under ${MAX_RATIO_TO_BARE_NODE}× the memory of a bare Node server`, async () => {
-    const dir = await makeTempDir("relay-idle-");
-    try {
-      const { serviceKib, bareKib } = await idleBesideBareNode(() => defaultRelay(dir.path), BOOTS);
-      expect(
-        serviceKib / bareKib,
-        `relay ${serviceKib} KiB, bare Node ${bareKib} KiB`,
-      ).toBeLessThan(MAX_RATIO_TO_BARE_NODE);
-    } finally {
-      await dir.remove();
-    }
+    const { serviceKib, bareKib } = await idleBesideBareNode(defaultRelay, BOOTS);
+    expect(serviceKib / bareKib, `relay ${serviceKib} KiB, bare Node ${bareKib} KiB`).toBeLessThan(
+      MAX_RATIO_TO_BARE_NODE,
+    );
   }, 90_000);
 
   it("started with its default configuration, has loaded none of the libraries it does not use yet", async () => {
-    const dir = await makeTempDir("relay-boot-");
-    try {
-      const { urls, packages } = await modulesLoadedAtIdle(await defaultRelay(dir.path));
-      // The log works: what the boot path does use is there.
-      expect(packages).toContain("fastify");
-      expect(packages).toContain("better-sqlite3");
-      expect(NOT_AT_BOOT.filter((name) => packages.has(name))).toEqual([]);
-      expect(urls.filter((url) => NODEMAILER_NOT_AT_BOOT.test(url))).toEqual([]);
-    } finally {
-      await dir.remove();
-    }
+    const { urls, packages } = await modulesLoadedAtIdle(defaultRelay);
+    // The log works: what the boot path does use is there.
+    expect(packages).toContain("fastify");
+    expect(packages).toContain("better-sqlite3");
+    expect(NOT_AT_BOOT.filter((name) => packages.has(name))).toEqual([]);
+    expect(urls.filter((url) => NODEMAILER_NOT_AT_BOOT.test(url))).toEqual([]);
   }, 30_000);
 });
