@@ -93,7 +93,12 @@ describe.skipIf(!available)("one queue shared by several relay instances", () =>
       },
       "a lists the 8 deliveries as sent",
     );
-    expect(b.process.output()).toContain('\\"event\\":\\"delivered\\"');
+    // The ledger line follows the row's commit: wait for it rather than race it.
+    await within(
+      5_000,
+      async () => b.process.output().includes('\\"event\\":\\"delivered\\"'),
+      "b's ledger names a delivery",
+    );
     const [bodies] = await database.query<Array<{ count: number }>>(
       "SELECT COUNT(*) AS count FROM relay_queue_bodies",
     );
@@ -278,7 +283,11 @@ describe.skipIf(!available)("one queue shared by several relay instances", () =>
     // a's lease is 2 × 3 s from the insert.
     await within(20_000, async () => (await rows())[0]?.estado === "failed", "b ends the row");
     expect(await rows()).toEqual([{ estado: "failed", last_error: SYNC_DELIVERY_INTERRUPTED }]);
-    expect(b.process.output()).toContain('\\"event\\":\\"failed\\"');
+    await within(
+      5_000,
+      async () => b.process.output().includes('\\"event\\":\\"failed\\"'),
+      "b's ledger names the failure",
+    );
   }, 60_000);
 
   it("a live instance's synchronous delivery keeps its lease through retries longer than it", async () => {
