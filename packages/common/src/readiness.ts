@@ -1,4 +1,4 @@
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, Type } from "./typebox.js";
 
 /** One readiness condition: true when it holds. A probe that throws or hangs counts as false. */
 export type ReadinessProbe = () => Promise<boolean>;

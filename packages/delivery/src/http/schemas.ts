@@ -1,4 +1,4 @@
-import { Type } from "@sinclair/typebox";
+import { Type } from "@rd/common/typebox";
 
 /** Every error answer: `{error: <message>}`. */
 const ErrorBody = Type.Object({ error: Type.String() });

@@ -1,4 +1,4 @@
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, Type } from "@rd/common/typebox";
 import { HistoryStatus, ProcessingTrigger } from "../releases/history-repository.js";
 
 /** A file of a release being published, with the bytes the code host announced for it. */

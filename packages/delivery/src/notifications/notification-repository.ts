@@ -1,4 +1,4 @@
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, Type } from "@rd/common/typebox";
 import type { Kysely, Selectable } from "kysely";
 import { fromDbBool, toDbBool } from "../db/dialect.js";
 import type { Schema } from "../db/schema.js";

@@ -1,5 +1,4 @@
-import { type Static, type TSchema, Type } from "@sinclair/typebox";
-import { Value } from "@sinclair/typebox/value";
+import { type Static, type TSchema, Type, Value } from "@rd/common/typebox";
 import { parseDocument } from "yaml";
 import type { StorageProvider } from "../storage/object-store.js";
 import { isReservedDestination, LATEST_FOLDER, RESERVED_NAMES } from "./reserved-names.js";

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, Type } from "@rd/common/typebox";
 import type { Kysely, Selectable } from "kysely";
 import { isUniqueViolation } from "../db/errors.js";
 import type { ReleaseHistoryTable, Schema } from "../db/schema.js";

@@ -1,5 +1,5 @@
 import { deepFreeze } from "@rd/common";
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, Type } from "@rd/common/typebox";
 import type { HistoryRecord } from "./history-repository.js";
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);

@@ -1,5 +1,5 @@
 import type { Clock } from "@rd/common";
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, Type } from "@rd/common/typebox";
 import type { RateLimit, RateLimitSource } from "../codehost/code-host.js";
 import type { DialectKind } from "../db/dialect.js";
 

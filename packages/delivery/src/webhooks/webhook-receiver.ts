@@ -1,5 +1,5 @@
 import type { Logger } from "@rd/common";
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, Type } from "@rd/common/typebox";
 import { InvalidSignature, RepositoryNotRegistered } from "../errors.js";
 import type { ProcessingTrigger } from "../releases/history-repository.js";
 import { type Processing, ReleaseResult } from "../releases/release-result.js";

@@ -14,8 +14,19 @@ const DELIVERY_BIN = join(dirname(fileURLToPath(import.meta.url)), "../../bin/de
 const MAX_RATIO_TO_BARE_NODE = 2.15;
 /** Boots read, the least kept: a boot's idle memory is bimodal (`idleBesideBareNode`). */
 const BOOTS = 5;
-/** Libraries of configurations the default one does not use, loaded on their first use. */
-const NOT_AT_BOOT = ["@aws-sdk/client-s3", "mysql2", "@octokit/rest", "jose", "yauzl"];
+/**
+ * Libraries of configurations the default one does not use, loaded on their first use; and
+ * TypeBox's module tree, which is loaded bundled (`@rd/common/typebox`).
+ */
+const NOT_AT_BOOT = [
+  "@aws-sdk/client-s3",
+  "mysql2",
+  "@octokit/rest",
+  "jose",
+  "yauzl",
+  "@sinclair/typebox",
+  "@fastify/type-provider-typebox",
+];
 
 /** A delivery service with its default configuration, its SQLite database and storage in `folder`. */
 function defaultDelivery(folder: string, port: number): IdleStart {

@@ -1,4 +1,4 @@
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, Type } from "@rd/common/typebox";
 import { normalizeDomainName } from "../addresses/domain-name.js";
 import { type IpAddress, inAnyRange, parseAddressRange } from "../addresses/ip-range.js";
 import type { ConfigStore } from "../config/config-store.js";

@@ -1,7 +1,7 @@
 import { mkdir, readFile } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
 import { ConfigError, deepFreeze, PRIVATE_DIR_MODE } from "@rd/common";
-import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { TypeCompiler } from "@rd/common/typebox";
 import { normalizeDomainName } from "../addresses/domain-name.js";
 import { parseAddressRange } from "../addresses/ip-range.js";
 import { writeFileAtomic } from "./atomic-file.js";

@@ -1,4 +1,4 @@
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, Type } from "@rd/common/typebox";
 
 /**
  * The configuration file (`RELAY_CONFIG`, default `relay.json`): every field of the

@@ -1,4 +1,4 @@
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, Type } from "@rd/common/typebox";
 
 /** One DNS record to publish. */
 const DnsRecordSchema = Type.Object({

@@ -1,4 +1,4 @@
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, Type } from "@rd/common/typebox";
 
 /** `pass` = correct; `warn` = ambiguous, sending may work; `fail` = wrong or missing. */
 export type CheckStatus = CheckOutcome["status"];

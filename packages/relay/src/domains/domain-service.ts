@@ -1,5 +1,5 @@
 import type { Logger } from "@rd/common";
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, Type } from "@rd/common/typebox";
 import { isValidSelector, normalizeDomainName } from "../addresses/domain-name.js";
 import type { ConfigStore } from "../config/config-store.js";
 import { DEFAULTS, LimitsSchema, type RelayConfig } from "../config/schema.js";

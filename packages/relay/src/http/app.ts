@@ -14,8 +14,9 @@
  */
 
 import swagger from "@fastify/swagger";
-import { type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from "@fastify/type-provider-typebox";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { observeHttp, requestIdOptions } from "@rd/common";
+import { typeBoxValidatorCompiler } from "@rd/common/typebox";
 import Fastify from "fastify";
 import { Errors } from "../errors.js";
 import type { AppDeps, RelayApp, RouteModule } from "./app-deps.js";
@@ -81,7 +82,7 @@ export async function buildApp(deps: AppDeps): Promise<RelayApp> {
 
   // TypeBox checks bodies exactly as declared (no coercion, unknown fields refused when the
   // schema says so); path and query strings are converted to the declared types.
-  app.setValidatorCompiler(TypeBoxValidatorCompiler);
+  app.setValidatorCompiler(typeBoxValidatorCompiler);
   // Bodies are JSON only: any other content type is 415 rather than a string the schema refuses.
   app.removeContentTypeParser("text/plain");
   useJsonBodyParser(app);

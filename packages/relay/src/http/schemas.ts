@@ -1,4 +1,4 @@
-import { type TSchema, Type } from "@sinclair/typebox";
+import { type TSchema, Type } from "@rd/common/typebox";
 
 /** `{error, message?, ...details}`: every error body (see `error-handler.ts`). */
 export const ErrorBody = Type.Object(

@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 import { type Clock, epochSeconds, systemClock } from "@rd/common";
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, Type } from "@rd/common/typebox";
 import type { DnsResolver } from "../dns/dns-resolver.js";
 import type { MessageLabels } from "../state/queue-labels.js";
 import type { QueueStore } from "../state/queue-repository.js";

@@ -1,4 +1,4 @@
-import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { type Static, type TSchema, Type } from "@rd/common/typebox";
 import { Errors } from "../errors.js";
 import { QueueStateSchema } from "../state/queue-entry.js";
 import type { QueueStore } from "../state/queue-repository.js";

@@ -1,4 +1,4 @@
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, Type } from "@rd/common/typebox";
 import { QueueStateSchema } from "../state/queue-entry.js";
 import type { QueueStore } from "../state/queue-repository.js";
 import { type MessageStatus, messageStatus } from "./message-status.js";

@@ -1,4 +1,4 @@
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, Type } from "@rd/common/typebox";
 
 /**
  * The answer of `POST /queue/tick` (wire contract: the field names are kept as specified).

@@ -1,4 +1,4 @@
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, Type } from "@rd/common/typebox";
 
 // The wire shape of a delivery (`GET /queue`), declared once: the repository's rows and the
 // route's response schema are both this.

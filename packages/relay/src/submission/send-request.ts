@@ -1,4 +1,4 @@
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, Type } from "@rd/common/typebox";
 import { MAX_ATTACHMENTS } from "../mime/attachments.js";
 import { MAX_CUSTOM_HEADERS } from "../mime/custom-headers.js";
 

@@ -1,6 +1,6 @@
 import type { Clock, Logger } from "@rd/common";
 import { messageOf } from "@rd/common";
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, Type } from "@rd/common/typebox";
 import { parseEmailAddress } from "../addresses/email-address.js";
 import { Errors } from "../errors.js";
 import type { LedgerEvent } from "../ledger/ledger-events.js";

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Clock } from "@rd/common";
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, Type } from "@rd/common/typebox";
 import { Errors } from "../errors.js";
 import type { WebhookEndpointRow, WebhookStore } from "../state/webhook-repository.js";
 import { WEBHOOK_EVENT_TYPES } from "./webhook-events.js";

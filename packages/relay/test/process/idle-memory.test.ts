@@ -15,7 +15,10 @@ const RELAY_BIN = join(dirname(fileURLToPath(import.meta.url)), "../../bin/relay
 const MAX_RATIO_TO_BARE_NODE = 2.2;
 /** Boots read: one boot in three keeps some 13 MiB more (`idleBesideBareNode`). */
 const BOOTS = 5;
-/** Libraries of configurations the default one does not use, loaded on their first use. */
+/**
+ * Libraries of configurations the default one does not use, loaded on their first use; and
+ * TypeBox's module tree, which is loaded bundled (`@rd/common/typebox`).
+ */
 const NOT_AT_BOOT = [
   "kysely",
   "mysql2",
@@ -24,6 +27,8 @@ const NOT_AT_BOOT = [
   "selfsigned",
   "node-forge",
   "mailauth",
+  "@sinclair/typebox",
+  "@fastify/type-provider-typebox",
 ];
 /** nodemailer's parts for delivery and composing (the header helpers it also has are used at boot). */
 const NODEMAILER_NOT_AT_BOOT = /\/nodemailer\/lib\/(smtp-connection|mail-composer)\//;

@@ -1,7 +1,7 @@
 import type { CookieSerializeOptions } from "@fastify/cookie";
 import rateLimit from "@fastify/rate-limit";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { Type } from "@sinclair/typebox";
+import { Type } from "@rd/common/typebox";
 import type { FastifyRequest } from "fastify";
 import { Unauthorized } from "../../errors.js";
 import type { AuthService } from "../../users/auth-service.js";

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, extname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { Type } from "@sinclair/typebox";
+import { Type } from "@rd/common/typebox";
 import type { FastifyReply } from "fastify";
 import type { AuthService } from "../../users/auth-service.js";
 import { errors } from "../schemas.js";

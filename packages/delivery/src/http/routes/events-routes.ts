@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { Type } from "@sinclair/typebox";
+import { Type } from "@rd/common/typebox";
 import type { MonitorEvents } from "../../monitor/monitor-events.js";
 import { errors } from "../schemas.js";
 

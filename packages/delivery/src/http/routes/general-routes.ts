@@ -1,7 +1,7 @@
 import type {} from "@fastify/swagger";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { type Readiness, ReadinessReportSchema } from "@rd/common";
-import { Type } from "@sinclair/typebox";
+import { Type } from "@rd/common/typebox";
 import type { HealthProbe } from "../../status/status-service.js";
 
 export interface GeneralRoutesOptions {

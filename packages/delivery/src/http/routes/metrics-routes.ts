@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { ServiceMetrics } from "@rd/common";
-import { Type } from "@sinclair/typebox";
+import { Type } from "@rd/common/typebox";
 
 export interface MetricsRoutesOptions {
   readonly metrics: ServiceMetrics;

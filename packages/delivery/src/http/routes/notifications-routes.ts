@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { Type } from "@sinclair/typebox";
+import { Type } from "@rd/common/typebox";
 import { NotificationNotFound } from "../../errors.js";
 import { Notification } from "../../notifications/notification-repository.js";
 import {

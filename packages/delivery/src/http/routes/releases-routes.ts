@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { Type } from "@sinclair/typebox";
+import { Type } from "@rd/common/typebox";
 import { HistoryRecord } from "../../releases/history-repository.js";
 import { DryRunListing, ReleaseResult, RepositoryError } from "../../releases/release-result.js";
 import {

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { Type } from "@sinclair/typebox";
+import { Type } from "@rd/common/typebox";
 import type { RepoService } from "../../repositories/repo-service.js";
 import type { WatchedRepository } from "../../repositories/watched-repository-store.js";
 import { errors } from "../schemas.js";

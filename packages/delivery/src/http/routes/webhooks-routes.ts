@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { Type } from "@sinclair/typebox";
+import { Type } from "@rd/common/typebox";
 import type { CodeHostHook } from "../../codehost/code-host.js";
 import type { WebhookManager } from "../../webhooks/webhook-manager.js";
 import { errors } from "../schemas.js";

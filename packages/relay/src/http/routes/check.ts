@@ -1,4 +1,4 @@
-import { Type } from "@sinclair/typebox";
+import { Type } from "@rd/common/typebox";
 import { DnsCheckReportSchema } from "../../dns-check/check-result.js";
 import type { AppDeps, RelayApp } from "../app-deps.js";
 import { responses } from "../schemas.js";

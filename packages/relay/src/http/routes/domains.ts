@@ -1,4 +1,4 @@
-import { Type } from "@sinclair/typebox";
+import { Type } from "@rd/common/typebox";
 import { DnsKitSchema } from "../../dkim/dns-kit.js";
 import { DomainViewSchema } from "../../domains/domain-service.js";
 import type { AppDeps, RelayApp } from "../app-deps.js";

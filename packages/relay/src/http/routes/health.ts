@@ -1,5 +1,5 @@
 import { ReadinessReportSchema } from "@rd/common";
-import { Type } from "@sinclair/typebox";
+import { Type } from "@rd/common/typebox";
 import { VERSION } from "../../version.js";
 import type { AppDeps, RelayApp } from "../app-deps.js";
 import { responses } from "../schemas.js";

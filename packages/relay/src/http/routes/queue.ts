@@ -1,4 +1,4 @@
-import { Type } from "@sinclair/typebox";
+import { Type } from "@rd/common/typebox";
 import { QueueEntrySchema, QueueQuerySchema } from "../../queue/queue-service.js";
 import { TickReportSchema } from "../../queue/tick-report.js";
 import type { AppDeps, RelayApp } from "../app-deps.js";

@@ -1,4 +1,4 @@
-import { Type } from "@sinclair/typebox";
+import { Type } from "@rd/common/typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Ledger } from "../../ledger/ledger.js";
 import { DeliveryResultSchema } from "../../outbound/outbound.js";

@@ -1,4 +1,4 @@
-import { Type } from "@sinclair/typebox";
+import { Type } from "@rd/common/typebox";
 import {
   CreatedWebhookSchema,
   NewWebhookSchema,
