@@ -5,9 +5,9 @@
  * NOTE: TypeBox's own ESM build is 266 small modules, and loading `@sinclair/typebox` with its
  * compiler and value modules took 249 of them, which held 11.8–12.8 MiB of resident memory on
  * Node 20 and 17–18 MiB on Node 24 for 468 KB of code; the same code as one module holds 1.2–1.8
- * MiB (README, "Memory"). Nothing at run time may import `@sinclair/typebox` directly (the idle
- * memory tests check that a boot does not), nor `@fastify/type-provider-typebox`, whose
- * validator compiler imports those modules: its equivalent is below, its types stay in use.
+ * MiB (relay README, "Memory"). Nothing at run time may import `@sinclair/typebox` directly
+ * (the idle memory tests check that a boot does not), nor `@fastify/type-provider-typebox`,
+ * whose validator compiler imports those modules: its equivalent is below, its types stay.
  */
 
 import type { TSchema } from "@sinclair/typebox";
