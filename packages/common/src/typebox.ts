@@ -1,6 +1,6 @@
 /**
  * TypeBox as both services load it: `npm run build` bundles this module with TypeBox into one
- * file, `dist/typebox.js` (`scripts/bundle-typebox.mjs`), imported as `@rd/common/typebox`.
+ * file, `dist/typebox.js` (`scripts/bundle-libraries.mjs`), imported as `@rd/common/typebox`.
  *
  * NOTE: TypeBox's own ESM build is 266 small modules, and loading `@sinclair/typebox` with its
  * compiler and value modules took 249 of them, which held 11.8–12.8 MiB of resident memory on

@@ -1,6 +1,6 @@
 import { preparePrivateSqliteFile } from "@rd/common";
+import { Kysely, Migrator, MysqlDialect, SqliteDialect, sql } from "@rd/common/kysely";
 import SQLite from "better-sqlite3";
-import { Kysely, Migrator, MysqlDialect, SqliteDialect, sql } from "kysely";
 import type { DatabaseConfig } from "../config.js";
 import { dialectFor, type SqlDialect } from "./dialect.js";
 import { migrationProvider, type VersionedMigration } from "./migrations/index.js";

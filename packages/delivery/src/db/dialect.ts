@@ -3,7 +3,7 @@ import {
   type CreateTableBuilder,
   type Expression,
   sql,
-} from "kysely";
+} from "@rd/common/kysely";
 
 /** The two database engines the service runs on. */
 export type DialectKind = "sqlite" | "mysql";

@@ -1,4 +1,4 @@
-import type { Generated } from "kysely";
+import type { Generated } from "@rd/common/kysely";
 
 // NOTE: timestamps are stored as ISO 8601 UTC strings (`Date#toISOString`, fixed width), so they
 // compare and sort correctly as text in both SQLite and MySQL and need no per-dialect conversion.

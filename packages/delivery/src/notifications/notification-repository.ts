@@ -1,5 +1,5 @@
+import type { Kysely, Selectable } from "@rd/common/kysely";
 import { type Static, Type } from "@rd/common/typebox";
-import type { Kysely, Selectable } from "kysely";
 import { fromDbBool, toDbBool } from "../db/dialect.js";
 import type { Schema } from "../db/schema.js";
 

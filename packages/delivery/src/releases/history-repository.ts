@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
+import type { Kysely, Selectable } from "@rd/common/kysely";
 import { type Static, Type } from "@rd/common/typebox";
-import type { Kysely, Selectable } from "kysely";
 import { isUniqueViolation } from "../db/errors.js";
 import type { ReleaseHistoryTable, Schema } from "../db/schema.js";
 

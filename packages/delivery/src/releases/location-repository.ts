@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import type { Kysely } from "@rd/common/kysely";
 import { isUniqueViolation } from "../db/errors.js";
 import type { Schema } from "../db/schema.js";
 import type { StorageProvider } from "../storage/object-store.js";

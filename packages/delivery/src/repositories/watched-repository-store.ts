@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from "kysely";
+import type { Kysely, Selectable } from "@rd/common/kysely";
 import { fromDbBool, toDbBool } from "../db/dialect.js";
 import { translateUniqueViolation } from "../db/errors.js";
 import type { Schema } from "../db/schema.js";

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { Clock, Logging } from "@rd/common";
-import type { Kysely } from "kysely";
+import type { Kysely } from "@rd/common/kysely";
 import type { Schema } from "../db/schema.js";
 import { ReleaseScheduler, type TickOutcome } from "./release-scheduler.js";
 import { DatabaseRoundLease, LEASE_RENEW_MS } from "./round-lease.js";

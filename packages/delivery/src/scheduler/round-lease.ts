@@ -1,5 +1,5 @@
 import type { Clock } from "@rd/common";
-import type { Kysely } from "kysely";
+import type { Kysely } from "@rd/common/kysely";
 import { isUniqueViolation } from "../db/errors.js";
 import type { Schema } from "../db/schema.js";
 import type { RoundLease } from "./release-scheduler.js";

@@ -1,4 +1,4 @@
-import { type Kysely, type Selectable, sql } from "kysely";
+import { type Kysely, type Selectable, sql } from "@rd/common/kysely";
 import { translateUniqueViolation } from "../db/errors.js";
 import type { Schema } from "../db/schema.js";
 import { EmailTaken } from "../errors.js";

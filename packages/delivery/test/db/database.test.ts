@@ -1,4 +1,4 @@
-import { sql } from "kysely";
+import { sql } from "@rd/common/kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Database, migrateToLatest } from "../../src/db/database.js";
 import { isUniqueViolation } from "../../src/db/errors.js";

@@ -15,8 +15,8 @@ const MAX_RATIO_TO_BARE_NODE = 2.15;
 /** Boots read, the least kept: a boot's idle memory is bimodal (`idleBesideBareNode`). */
 const BOOTS = 5;
 /**
- * Libraries of configurations the default one does not use, loaded on their first use; and
- * TypeBox's module tree, which is loaded bundled (`@rd/common/typebox`).
+ * Libraries of configurations the default one does not use, loaded on their first use; and the
+ * module trees of TypeBox and Kysely, which are loaded bundled (`@rd/common/typebox`, `…/kysely`).
  */
 const NOT_AT_BOOT = [
   "@aws-sdk/client-s3",
@@ -26,6 +26,7 @@ const NOT_AT_BOOT = [
   "yauzl",
   "@sinclair/typebox",
   "@fastify/type-provider-typebox",
+  "kysely",
 ];
 
 /** A delivery service with its default configuration, its SQLite database and storage in `folder`. */
@@ -49,10 +50,11 @@ describe.skipIf(!existsSync("/proc/self/status"))("the idle delivery service", (
   }, 90_000);
 
   it("started with its default configuration, has loaded none of the libraries it does not use yet", async () => {
-    const { packages } = await modulesLoadedAtIdle(defaultDelivery);
+    const { urls, packages } = await modulesLoadedAtIdle(defaultDelivery);
     // The log works: what the boot path does use is there.
     expect(packages).toContain("fastify");
-    expect(packages).toContain("kysely");
+    expect(packages).toContain("better-sqlite3");
+    expect(urls.filter((url) => url.endsWith("/common/dist/kysely.js"))).toHaveLength(1);
     expect(NOT_AT_BOOT.filter((name) => packages.has(name))).toEqual([]);
   }, 30_000);
 });

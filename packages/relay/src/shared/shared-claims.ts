@@ -1,5 +1,5 @@
 import { groupBy } from "@rd/common";
-import type { ExpressionBuilder, Selectable } from "kysely";
+import type { ExpressionBuilder, Selectable } from "@rd/common/kysely";
 import { createGroupCommit } from "../state/group-commit.js";
 import type { QueueState } from "../state/queue-entry.js";
 import { decodeLabels } from "../state/queue-labels.js";

@@ -7,7 +7,7 @@ import {
   MysqlDialect,
   type RawBuilder,
   sql,
-} from "kysely";
+} from "@rd/common/kysely";
 import { SHARED_MIGRATIONS } from "./shared-migrations.js";
 
 /**

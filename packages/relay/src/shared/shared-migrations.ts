@@ -1,4 +1,4 @@
-import { type Migration, sql } from "kysely";
+import { type Migration, sql } from "@rd/common/kysely";
 
 // NOTE: a server's default charset may be latin1 and its default engine MyISAM (no
 // transactions): every table states both.

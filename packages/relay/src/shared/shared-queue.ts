@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Clock, Logger } from "@rd/common";
-import { sql } from "kysely";
+import { sql } from "@rd/common/kysely";
 import { QUEUE_STATES, type QueueEntry, type QueueState } from "../state/queue-entry.js";
 import { decodeLabels, encodeLabels } from "../state/queue-labels.js";
 import type { NewQueueEntry, QueueStore } from "../state/queue-repository.js";

@@ -1,5 +1,5 @@
 import { groupBy, type Logger, messageOf } from "@rd/common";
-import { sql } from "kysely";
+import { sql } from "@rd/common/kysely";
 import { Errors } from "../errors.js";
 import { createGroupCommit } from "../state/group-commit.js";
 import type { QuotaWindow, SharedQuotaRepository } from "../state/quota-repository.js";

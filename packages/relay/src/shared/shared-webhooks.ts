@@ -1,5 +1,5 @@
 import type { Logger } from "@rd/common";
-import { sql } from "kysely";
+import { sql } from "@rd/common/kysely";
 import {
   ATTEMPTS_KEPT,
   type WebhookAttemptRow,

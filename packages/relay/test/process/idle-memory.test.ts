@@ -17,7 +17,8 @@ const MAX_RATIO_TO_BARE_NODE = 2.2;
 const BOOTS = 5;
 /**
  * Libraries of configurations the default one does not use, loaded on their first use; and
- * TypeBox's module tree, which is loaded bundled (`@rd/common/typebox`).
+ * TypeBox's module tree, which is loaded bundled (`@rd/common/typebox`). Kysely, bundled too
+ * (`@rd/common/kysely`), only with `RELAY_DATABASE_URL`.
  */
 const NOT_AT_BOOT = [
   "kysely",
@@ -61,5 +62,6 @@ describe.skipIf(!existsSync("/proc/self/status"))("the idle relay", () => {
     expect(packages).toContain("better-sqlite3");
     expect(NOT_AT_BOOT.filter((name) => packages.has(name))).toEqual([]);
     expect(urls.filter((url) => NODEMAILER_NOT_AT_BOOT.test(url))).toEqual([]);
+    expect(urls.filter((url) => url.endsWith("/common/dist/kysely.js"))).toEqual([]);
   }, 30_000);
 });

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { KyselyPlugin, RootOperationNode } from "@rd/common/kysely";
 import { MARIADB, makeTempDir, serviceAvailable } from "@rd/common/test-kit";
-import type { KyselyPlugin, RootOperationNode } from "kysely";
 import { createConnection } from "mysql2/promise";
 import { afterEach, beforeEach } from "vitest";
 import { parseListenAddress } from "../../src/config/listen-address.js";

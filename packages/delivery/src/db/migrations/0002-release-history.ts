@@ -1,4 +1,4 @@
-import { type Kysely, sql } from "kysely";
+import { type Kysely, sql } from "@rd/common/kysely";
 import type { SqlDialect } from "../dialect.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import type { Kysely } from "@rd/common/kysely";
 
 /**
  * The token of the instance holding a release's `processing` claim: the holder renews its

@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import type { Kysely } from "@rd/common/kysely";
 import type { SqlDialect } from "../dialect.js";
 
 /**

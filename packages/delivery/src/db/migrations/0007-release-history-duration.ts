@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import type { Kysely } from "@rd/common/kysely";
 
 /**
  * How long each publication took, in milliseconds from the claim to the record (the dashboard's

@@ -1,4 +1,4 @@
-import type { Kysely, Migration, MigrationProvider } from "kysely";
+import type { Kysely, Migration, MigrationProvider } from "@rd/common/kysely";
 import type { SqlDialect } from "../dialect.js";
 import * as foundation from "./0001-foundation.js";
 import * as releaseHistory from "./0002-release-history.js";
