@@ -16,8 +16,7 @@ import { Value } from "@sinclair/typebox/value";
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from "fastify";
 
 export * from "@sinclair/typebox";
-export { TypeCompiler } from "@sinclair/typebox/compiler";
-export { Value } from "@sinclair/typebox/value";
+export { TypeCompiler, Value };
 
 /**
  * `TypeBoxValidatorCompiler` of `@fastify/type-provider-typebox` 5.2: a body is checked as sent,

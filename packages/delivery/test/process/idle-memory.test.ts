@@ -9,9 +9,8 @@ const DELIVERY_BIN = join(dirname(fileURLToPath(import.meta.url)), "../../bin/de
 // Idle RSS as a ratio to a bare Node HTTP server measured side by side (Node's own floor, which
 // differs between Node versions). Measured ×1.79–1.82 since TypeBox and Kysely are one module each
 // (Node 20.20: 77.4 MiB against 42.6; Node 24.22: 87.4 against 48.7), ×1.84–1.99 before (README
-// "Memory");
-// the libraries themselves are held off the boot path by the test below, this bound catches a
-// heavier boot of any other kind.
+// "Memory"); the libraries themselves are held off the boot path by the test below, this bound
+// catches a heavier boot of any other kind.
 const MAX_RATIO_TO_BARE_NODE = 2.15;
 /** Boots read, the least kept: a boot's idle memory is bimodal (`idleBesideBareNode`). */
 const BOOTS = 5;
