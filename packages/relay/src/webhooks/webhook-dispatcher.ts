@@ -64,6 +64,15 @@ export function createWebhookDispatcher(deps: {
     const startedAt = performance.now();
     let status: number | null = null;
     let error: string | null = null;
+    // NOTE: not `AbortSignal.timeout` inside `AbortSignal.any`: on Node 20 its timer holds the
+    // timeout signal only weakly, and once the composite is all that refers to it, a collection
+    // drops it and the request is never aborted (a CI run saw a stalled endpoint's attempts go
+    // unrecorded; reproduced with `--expose-gc`). This timer holds its controller until cleared.
+    const timeout = new AbortController();
+    const timer = setTimeout(
+      () => timeout.abort(new DOMException("The operation timed out", "TimeoutError")),
+      timeoutMs,
+    );
     try {
       const response = await fetch(endpoint.url, {
         method: "POST",
@@ -80,7 +89,7 @@ export function createWebhookDispatcher(deps: {
         },
         body: row.body,
         redirect: "manual",
-        signal: AbortSignal.any([stopping.signal, AbortSignal.timeout(timeoutMs)]),
+        signal: AbortSignal.any([stopping.signal, timeout.signal]),
       });
       status = response.status;
       // The answer's body says nothing we use: release the connection without reading it.
@@ -90,6 +99,8 @@ export function createWebhookDispatcher(deps: {
       // Shutting down: the row stays in the outbox, sent again after the restart.
       if (stopping.signal.aborted) return;
       error = describeFailure(failure, timeoutMs);
+    } finally {
+      clearTimeout(timer);
     }
     const attempt = row.attempts + 1;
     const nextAttemptAt = clock.now().getTime() + retryDelayMs(attempt);

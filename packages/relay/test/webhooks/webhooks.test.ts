@@ -1,3 +1,5 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type HttpReceiver, startHttpReceiver } from "../fixtures/http-receiver.js";
 import { within } from "../shared/shared-relays.js";
@@ -175,9 +177,16 @@ describe("delivery-event webhooks", () => {
   });
 
   it("records a request the stalled endpoint never answers as a timeout, to retry", async () => {
+    // Full collections while the requests wait (the relay runs in this process): a timeout that
+    // only a collectable signal holds would never fire (Node 20, `webhook-dispatcher.ts`).
+    setFlagsFromString("--expose-gc");
+    const collect = runInNewContext("gc") as () => void;
     await within(
       15_000,
-      async () => (await endpoint("stalled")).recent_attempts.length === 2,
+      async () => {
+        collect();
+        return (await endpoint("stalled")).recent_attempts.length === 2;
+      },
       "the timed-out attempts at the stalled endpoint",
     );
     for (const attempt of (await endpoint("stalled")).recent_attempts) {
