@@ -2,7 +2,8 @@
  * Relay against Postfix, side by side in one run: `npm run build && npm run bench:relay`
  * (`-- --no-10k` skips the 10,000-message memory phase; `-- --shared-only` runs only the single
  * SQLite instance and the two instances on MariaDB, for their ratio, without Postfix;
- * `-- --memory-only` runs only the memory phases, three times over after a longer warm-up).
+ * `-- --memory-only` runs only the memory phases, three times over after a longer warm-up;
+ * `-- --after-pause` only SMTP phases before and after an idle pause, see `after-pause.ts`).
  *
  * Both systems deliver to the same destination, Postfix's `smtp-sink` on loopback (the relay
  * through `mx_override`), with the same message sizes and concurrency; each relay phase runs
@@ -18,6 +19,7 @@
  * --cpu-prof-dir=…` for a profile of each).
  */
 import { type SmtpSink, startSmtpSink } from "../test/fixtures/smtp-sink.js";
+import { runPauseRounds } from "./after-pause.js";
 import { type BenchRelay, type Destination, machine, mib, startBenchRelay } from "./bench-relay.js";
 import {
   ensurePostfix,
@@ -45,6 +47,7 @@ const WARMUP = 2000;
 const withTenThousand = !process.argv.includes("--no-10k");
 const sharedOnly = process.argv.includes("--shared-only");
 const memoryOnly = process.argv.includes("--memory-only");
+const afterPause = process.argv.includes("--after-pause");
 /**
  * Messages a relay has taken before its memory phases (`--memory-only`'s warm-up, the full
  * run's top-up): its resident memory grows once, by 2–3 MiB, during the first 20,000 to 30,000
@@ -104,6 +107,8 @@ async function main(): Promise<void> {
     relays = [asyncRelay];
     if (memoryOnly) {
       await runMemoryRounds(asyncRelay, destination);
+    } else if (afterPause) {
+      await runPauseRounds(asyncRelay, destination, relayRow);
     } else {
       postfix = sink && !sharedOnly ? await startPostfix(sink) : undefined;
       const syncRelay = sharedOnly
@@ -332,7 +337,7 @@ function printTable(toPostfixSink: boolean): void {
   );
   console.log("|---|---|---|---|---|---|---|---|---|---|---|");
   for (const row of rows) console.log(`| ${format(row)} |`);
-  if (!memoryOnly) console.log(`\n${sharedRatio}`);
+  if (!memoryOnly && !afterPause) console.log(`\n${sharedRatio}`);
 }
 
 await main();
