@@ -3,7 +3,7 @@
  * asynchronous relay takes 1 KiB SMTP submissions (the busiest way in), 3,000 of them, idles
  * `PAUSE_MS`, then takes 1,000 more; three times over, each "after" row with its ratio to the
  * "before" row just ahead of it. `RELAY_BENCH_NODE_OPTIONS=--no-memory-reducer` runs the relay
- * without V8's memory reducer, which collects an idle heap and drops compiled code with it.
+ * without V8's memory reducer, which collects the heap of a process that has gone idle.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { BenchRelay, Destination } from "./bench-relay.js";
