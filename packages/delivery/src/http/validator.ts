@@ -7,8 +7,8 @@ const MAX_REPORTED_ERRORS = 5;
 /**
  * The type provider's TypeBox compiler (`typeBoxValidatorCompiler`, as the relay uses), which
  * checks bodies as sent (Ajv's `coerceTypes` would turn a JSON `"true"` or `1` into a boolean)
- * and converts only querystring, params and headers. On top of it: declared `default`s are applied to every part first, and
- * at most MAX_REPORTED_ERRORS errors are reported.
+ * and converts only querystring, params and headers. On top of it: declared `default`s are
+ * applied to every part first, and at most MAX_REPORTED_ERRORS errors are reported.
  */
 export const typeBoxValidator: FastifySchemaCompiler<TSchema> = (route) => {
   const validate = typeBoxValidatorCompiler(route);
