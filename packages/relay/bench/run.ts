@@ -108,7 +108,7 @@ async function main(): Promise<void> {
     if (memoryOnly) {
       await runMemoryRounds(asyncRelay, destination);
     } else if (afterPause) {
-      await runPauseRounds(asyncRelay, destination, relayRow);
+      await runPauseRounds(asyncRelay, destination, SMALL, WARMUP, relayRow);
     } else {
       postfix = sink && !sharedOnly ? await startPostfix(sink) : undefined;
       const syncRelay = sharedOnly
