@@ -2,8 +2,8 @@
  * `npm run bench:relay -- --after-pause`: what an idle pause costs the messages after it. One
  * asynchronous relay takes 1 KiB SMTP submissions (the busiest way in), 3,000 of them, idles
  * `PAUSE_MS`, then takes `AFTER` more; three times over, each "after" row with its ratio to the
- * "before" row just ahead of it. `RELAY_BENCH_NODE_OPTIONS=--no-memory-reducer` runs the relay
- * without V8's memory reducer, which collects the heap of a process that has gone idle.
+ * "before" row just ahead of it. The launcher turns V8's memory reducer off (README, "Memory
+ * under load"); `RELAY_BENCH_NODE_OPTIONS=--memory-reducer` turns it back on, to see what it costs.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { BenchRelay, Destination } from "./bench-relay.js";
