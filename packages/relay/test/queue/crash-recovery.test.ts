@@ -1,4 +1,4 @@
-import { readdir, writeFile } from "node:fs/promises";
+import { readdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { freePort, makeTempDir } from "@rd/common/test-kit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -109,7 +109,17 @@ async function queue(): Promise<Array<Record<string, unknown>>> {
   return ((await response.json()) as { queue: Array<Record<string, unknown>> }).queue;
 }
 
-const spool = async () => readdir(join(dir.path, "state", "spool"));
+const spoolDir = () => join(dir.path, "state", "spool");
+/** The entries' files; a finished entry's file may stay behind emptied, as `<id>.free`. */
+const spool = async () => (await readdir(spoolDir())).filter((name) => !name.endsWith(".free"));
+/** Bytes of the emptied files kept for the next messages. */
+const emptiedBytes = async () => {
+  const emptied = (await readdir(spoolDir())).filter((name) => name.endsWith(".free"));
+  const sizes = await Promise.all(
+    emptied.map(async (name) => (await stat(join(spoolDir(), name))).size),
+  );
+  return sizes.reduce((sum, size) => sum + size, 0);
+};
 
 describe("crash recovery of the real process", () => {
   it("a relay killed (SIGKILL) while an entry is sending delivers it after the restart, once, and empties the spool", async () => {
@@ -152,6 +162,7 @@ describe("crash recovery of the real process", () => {
     expect(delivered[0]?.raw.toString()).toMatch(/^DKIM-Signature: /m);
     expect(await queue()).toMatchObject([{ message_id: messageId, estado: "sent", attempts: 1 }]);
     expect(await spool()).toEqual([]);
+    expect(await emptiedBytes()).toBe(0);
 
     // Nothing left: a second tick finds no work.
     expect(JSON.parse((await runRelay(["tick"], env)).stdout)).toMatchObject({ tentados: 0 });

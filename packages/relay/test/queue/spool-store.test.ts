@@ -67,6 +67,83 @@ describe("spool store", () => {
     expect(await spool.read(second!)).toEqual(message);
   });
 
+  it("empties a finished entry's file and writes the next message into it under a new name", async () => {
+    const spool = createSpoolStore(join(root, "spool"));
+    const [finished] = await spool.store(message, 1);
+    const inode = (await stat(join(root, "spool", finished!))).ino;
+    await spool.remove(finished!);
+    // The name is gone and so are the bytes; the emptied file waits for the next message.
+    const emptied = finished!.replace(/\.eml$/, ".free");
+    expect(await readdir(join(root, "spool"))).toEqual([emptied]);
+    expect((await stat(join(root, "spool", emptied))).size).toBe(0);
+    expect(await spool.list()).toEqual([]);
+
+    const next = Buffer.from("Subject: next\r\n\r\nshort\r\n");
+    const [name] = await spool.store(next, 1);
+    expect(name).not.toBe(finished);
+    expect(await readdir(join(root, "spool"))).toEqual([name]);
+    const info = await stat(join(root, "spool", name!));
+    expect(info.ino).toBe(inode);
+    expect(info.mode & 0o777).toBe(0o600);
+    expect(await readFile(join(root, "spool", name!))).toEqual(next);
+  });
+
+  it("unlinks a file that other entries still name, and keeps at most 256 emptied files", async () => {
+    const spool = createSpoolStore(join(root, "spool"));
+    const [first, second] = await spool.store(message, 2);
+    await spool.remove(first!);
+    // Emptying it would empty the other entry's message too.
+    expect(await readdir(join(root, "spool"))).toEqual([second]);
+    expect(await spool.read(second!)).toEqual(message);
+
+    const names = await Promise.all(Array.from({ length: 300 }, () => spool.store(message, 1)));
+    await Promise.all(names.flat().map((name) => spool.remove(name)));
+    const left = await readdir(join(root, "spool"));
+    expect(left.filter((name) => name.endsWith(".free"))).toHaveLength(256);
+    expect(left.filter((name) => !name.endsWith(".free"))).toEqual([second]);
+  });
+
+  it("takes the emptied files an earlier run left when it lists the spool, emptying one a crash left full", async () => {
+    const earlier = createSpoolStore(join(root, "spool"));
+    const [finished, kept] = await Promise.all([
+      earlier.store(message, 1),
+      earlier.store(message, 1),
+    ]);
+    await earlier.remove(finished![0]!);
+    // A crash between a file's rename and its emptying leaves its bytes under the `.free` name.
+    const crashed = `${"c".repeat(32)}.free`;
+    await writeFile(join(root, "spool", crashed), "the bytes of a delivered message");
+    const inodes = new Set(
+      await Promise.all(
+        [finished![0]!.replace(/\.eml$/, ".free"), crashed].map(
+          async (name) => (await stat(join(root, "spool", name))).ino,
+        ),
+      ),
+    );
+
+    const spool = createSpoolStore(join(root, "spool"));
+    expect(await spool.list()).toEqual(kept);
+    const short = Buffer.from("x\r\n");
+    const written = [...(await spool.store(short, 1)), ...(await spool.store(short, 1))];
+    for (const name of written) {
+      expect(inodes.has((await stat(join(root, "spool", name))).ino)).toBe(true);
+      expect(await readFile(join(root, "spool", name))).toEqual(short);
+    }
+    expect((await readdir(join(root, "spool"))).sort()).toEqual([...kept!, ...written].sort());
+  });
+
+  it("removes the emptied files an earlier run left beyond the 256 it takes", async () => {
+    await mkdir(join(root, "spool"));
+    const hex = (index: number) => index.toString(16).padStart(32, "0");
+    await Promise.all(
+      Array.from({ length: 260 }, (_, index) =>
+        writeFile(join(root, "spool", `${hex(index)}.free`), ""),
+      ),
+    );
+    expect(await createSpoolStore(join(root, "spool")).list()).toEqual([]);
+    expect(await readdir(join(root, "spool"))).toHaveLength(256);
+  });
+
   it("answers the first read of a just-written message from memory, while its file is the one written", async () => {
     const spool = createSpoolStore(join(root, "spool"));
     const written = Buffer.from(message);
