@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, mkdirSync, open, openSync, rmSync, statSync, write, writeSync } from "node:fs";
 import { link, readdir, readFile, rename, truncate, unlink } from "node:fs/promises";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, syncFd, syncToDisk } from "@rd/common";
 
@@ -245,12 +245,13 @@ export function createSpoolStore(dir: string): SpoolStore {
           await unlink(path);
           return;
         }
-        const emptied = join(dir, name.replace(/\.eml$/, ".free"));
+        const freeName = name.replace(/\.eml$/, ".free");
+        const emptied = join(dir, freeName);
         emptying += 1;
         try {
           await rename(path, emptied);
           await truncate(emptied, 0);
-          free.push(basename(emptied));
+          free.push(freeName);
         } catch (error) {
           await removeQuietly(emptied);
           throw error;
