@@ -190,7 +190,8 @@ describe("asynchronous mode when the spool cannot be written", () => {
     setup = await asyncRelay();
   });
   afterAll(() => setup.relay.close());
-  afterEach(() => rm(spoolDir(setup.relay), { recursive: true, force: true }));
+  // The retries: a delivery may still be emptying its file into `<id>.free`.
+  afterEach(() => rm(spoolDir(setup.relay), { recursive: true, force: true, maxRetries: 5 }));
 
   const send = (text = "t") =>
     setup.relay.post(

@@ -162,7 +162,8 @@ describe("SMTP submission: refusals", () => {
   it("answers 451 4.3.0 when the message cannot be persisted, and stores nothing", async () => {
     const spool = join(relay.send.relay.env.dbDir, SPOOL_DIR_NAME);
     // Permission bits do not stop root; a regular file where the directory should be does.
-    await rm(spool, { recursive: true, force: true });
+    // The retries: an earlier test's delivery may still be emptying its file into `<id>.free`.
+    await rm(spool, { recursive: true, force: true, maxRetries: 5 });
     await writeFile(spool, "not a directory");
     try {
       const reply = await refusal(
