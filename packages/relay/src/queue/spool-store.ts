@@ -262,7 +262,8 @@ export function createSpoolStore(dir: string): SpoolStore {
           await rename(path, emptied);
           // NOTE: emptied by an open with O_TRUNC in the pool and a close on the loop: one pool
           // round trip where `truncate` of fs/promises takes three (open, ftruncate, close
-          // through a FileHandle), which cost 5.6% of the event loop's time under SMTP load.
+          // through a FileHandle). Relay CPU a message, alternating builds: -6.8% over
+          // `/send-raw`, -3.3% over SMTP.
           closeSync(await openFd(emptied, constants.O_WRONLY | constants.O_TRUNC));
           free.push(freeName);
         } catch (error) {
