@@ -5,7 +5,6 @@ import {
   mkdirSync,
   open,
   openSync,
-  rmSync,
   statSync,
   write,
   writeSync,
@@ -181,7 +180,7 @@ export function createSpoolStore(dir: string): SpoolStore {
       // "w" truncates: a file a crash left between its rename and its emptying is empty again.
       return openSync(path, "w", PRIVATE_FILE_MODE);
     } catch {
-      rmSync(path, { force: true });
+      await removeQuietly(path);
       return undefined;
     }
   };
