@@ -26,7 +26,8 @@ export function openStateDatabase(dir: string): Database {
   // are the queue's newest rows and indexes, and a larger cache only grew the RSS with the
   // number of messages kept (some 0.4 KiB a message, README "Memory under load").
   db.pragma(`cache_size = ${PAGE_CACHE_KIB}`);
-  // Wait instead of failing when `relay check` or a second process holds the write lock.
+  // Wait instead of failing while another process (an operator's `sqlite3` shell, say) holds the
+  // write lock: no `relay` command but `serve` opens the database.
   db.pragma("busy_timeout = 5000");
   migrate(db);
   return db;
