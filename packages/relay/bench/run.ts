@@ -39,10 +39,11 @@ const SMALL = { size: KIB, messages: 3000, concurrency: 20 };
 const LARGE = { size: MIB, messages: 200, concurrency: 20 };
 /**
  * 1 MiB messages the asynchronous relay takes before its measured 1 MiB phase, the first
- * `LARGE.messages` of them shown for information. NOTE: a relay's first 1 MiB messages cost it
- * more (24.9 ms of CPU a message in the first hundred, 13.0–13.3 from the 400th on: its heap and
- * malloc's arenas grow to what 20 large messages in flight need, and V8 optimises the paths only
- * large bodies take), and the 1 KiB phases before do not warm those.
+ * `LARGE.messages` of them shown for information. NOTE: on AMD family 26 a relay's first 1 MiB
+ * messages cost it more (24.9 ms of CPU a message in the first hundred, 13.0–13.3 from the 400th
+ * on: its heap and malloc's arenas grow to what 20 large messages in flight need, and V8
+ * optimises the paths only large bodies take), and the 1 KiB phases before do not warm those. On
+ * family 25 model 1 the first 200 cost no more than the warm ones (bench/ROUNDS.md).
  */
 const LARGE_WARMUP = 400;
 /**
