@@ -1,9 +1,9 @@
 #!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=1 --v8-pool-size=1 --no-maglev --no-memory-reducer
 // The binary runs the compiled JavaScript (built by `npm ci` through the root `prepare` script).
 // NOTE: the shebang's options hold the idle RSS under 90 MiB on Node 24 (README, "Memory"): a
-// 1 MiB young generation (at some 4.5% more CPU a 1 KiB message than 2 MiB, which idles 1.8 MiB
-// higher), one V8 helper thread, two malloc arenas, and no Maglev tier (whose compiler code alone
-// is some 4 MiB of resident pages; Node 20 has none).
+// 1 MiB young generation (some 4.5% more CPU a 1 KiB /send-raw message than 2 MiB, which
+// idles 1.8 MiB higher), one V8 helper thread, two malloc arenas, and no Maglev tier (whose
+// compiler code alone is some 4 MiB of resident pages; Node 20 has none).
 // Without V8's memory reducer, a pause in the traffic does not cost the next burst its optimised
 // code: the reducer's collections at idle drop the maps that code depends on, and the first
 // thousands of messages after every pause of 8 s or more ran some 20% slower while V8 compiled
