@@ -43,7 +43,7 @@ const LARGE = { size: MIB, messages: 200, concurrency: 20 };
  * messages cost it more (24.9 ms of CPU a message in the first hundred, 13.0–13.3 from the 400th
  * on: its heap and malloc's arenas grow to what 20 large messages in flight need, and V8
  * optimises the paths only large bodies take), and the 1 KiB phases before do not warm those. On
- * family 25 model 1 the first 200 cost no more than the warm ones (bench/ROUNDS.md).
+ * family 25 model 17 the first 200 cost 1–19% more, on model 1 no more (bench/ROUNDS.md).
  */
 const LARGE_WARMUP = 400;
 /**
