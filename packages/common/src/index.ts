@@ -35,7 +35,7 @@ export {
   type ReadinessReport,
   ReadinessReportSchema,
 } from "./readiness.js";
-export { currentRequestId } from "./request-context.js";
+export { currentRequestId, runOutsideRequests } from "./request-context.js";
 export { REQUEST_ID_HEADER, requestIdFor, requestIdOptions } from "./request-id.js";
 export { type RetryOptions, retryWithDelays } from "./retry.js";
 export { safeEqual } from "./secrets.js";

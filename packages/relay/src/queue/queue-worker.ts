@@ -1,4 +1,4 @@
-import { type Clock, epochSeconds, type Logger, messageOf } from "@rd/common";
+import { type Clock, epochSeconds, type Logger, messageOf, runOutsideRequests } from "@rd/common";
 import { domainOf } from "../addresses/email-address.js";
 import type { RelayConfig } from "../config/schema.js";
 import type { DeliveryAttempt } from "../outbound/delivery-attempt.js";
@@ -300,7 +300,11 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
 
   const tick = () => runDrain(false);
 
-  function tickSoon(): void {
+  // NOTE: an acceptance wakes the queue inside its HTTP request, but what the wake starts serves
+  // every message queued by then: its log lines are part of no request (see `runOutsideRequests`).
+  const tickSoon = (): void => runOutsideRequests(wake);
+
+  function wake(): void {
     if (stopping) return;
     if (current?.continuous) {
       current.stale = true;
@@ -320,9 +324,11 @@ export function createQueueWorker(deps: QueueWorkerDeps): QueueWorker {
 
   const handOver = createHandOver({
     attempt: (row) =>
-      deliver(row, emptyReport(false)).then(
-        () => undefined,
-        (error: unknown) => release(row, error),
+      runOutsideRequests(() =>
+        deliver(row, emptyReport(false)).then(
+          () => undefined,
+          (error: unknown) => release(row, error),
+        ),
       ),
     open: () => !stopping && deps.config().send_delay_secs === 0,
     limit: TICK_CONCURRENCY,

@@ -1,5 +1,4 @@
-import { AsyncLocalStorage } from "node:async_hooks";
-import type { Clock, Logger } from "@rd/common";
+import { type Clock, type Logger, runOutsideRequests } from "@rd/common";
 import type {
   WebhookAttemptOutcome,
   WebhookEndpointRow,
@@ -55,9 +54,6 @@ export function createWebhookDispatcher(deps: {
   let passing: Promise<void> | undefined;
   let again = false;
   let wakeScheduled = false;
-  // NOTE: a wake comes from `emit`, often inside an HTTP request: the sends run in the context
-  // of the dispatcher's creation instead, so their log lines carry no request's id.
-  const detached = AsyncLocalStorage.snapshot();
 
   async function send(endpoint: WebhookEndpointRow, row: WebhookOutboxRow): Promise<void> {
     const started = clock.now();
@@ -182,7 +178,9 @@ export function createWebhookDispatcher(deps: {
       if (wakeScheduled) return;
       wakeScheduled = true;
       setImmediate(() =>
-        detached(() => {
+        // NOTE: a wake comes from `emit`, often inside an HTTP request: the sends run outside
+        // it, so their log lines carry no request's id.
+        runOutsideRequests(() => {
           wakeScheduled = false;
           runPass();
         }),

@@ -1,5 +1,4 @@
-import { AsyncLocalStorage } from "node:async_hooks";
-import type { Logger } from "@rd/common";
+import { type Logger, runOutsideRequests } from "@rd/common";
 import type { WebhookJournal, WebhookStore } from "../state/webhook-repository.js";
 import { type LabelledEvent, type MessageOwner, outboxEvent } from "./webhook-events.js";
 
@@ -32,8 +31,6 @@ export function createWebhookForwarder(deps: {
   let failing = false;
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
-  // As the dispatcher's: forwards run outside the request whose `emit` woke them.
-  const detached = AsyncLocalStorage.snapshot();
 
   async function drain(): Promise<void> {
     do {
@@ -70,7 +67,8 @@ export function createWebhookForwarder(deps: {
       again = true;
       return;
     }
-    running = detached(drain)
+    // As the dispatcher's: forwards run outside the request whose `emit` woke them.
+    running = runOutsideRequests(drain)
       .then(
         () => {
           if (failing) logger.info("webhook events reach the shared outbox again");

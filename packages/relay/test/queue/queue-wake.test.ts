@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { systemClock } from "@rd/common";
 import { afterEach, describe, expect, it } from "vitest";
+import { ADMIN_TOKEN } from "../helpers/relay-harness.js";
 import { SendRelay } from "../submission/send-harness.js";
 import { queueOf, UNLIMITED } from "./async-relay.js";
 
@@ -24,16 +25,25 @@ async function listeningRelay(config: Record<string, unknown>) {
   await relay.addDomain("shop.test", { limits: UNLIMITED });
   const client = await relay.addClient(["shop.test"]);
   await relay.relay.relay.listen();
-  const send = async (to: string) => {
+  const send = async (to: string, requestId?: string) => {
     const response = await relay.post(
       "/send-raw",
       { from: "a@shop.test", to: [to], raw: `From: a@shop.test\r\nTo: ${to}\r\n\r\nhello\r\n` },
-      { authorization: client.authorization },
+      { authorization: client.authorization, ...(requestId && { "x-request-id": requestId }) },
     );
     expect(response.statusCode, response.body).toBe(202);
     return (response.json() as { message_id: string }).message_id;
   };
   return { relay, send, sink: relay.sinks["dest.test"]! };
+}
+
+/** The ledger's events as logged: each event with the request id of its line, if any. */
+function ledgerLines(relay: SendRelay) {
+  return relay.relay.logs.forTarget("relay::ledger").map((line) => {
+    const fields = line.fields as { ledger: string; request_id?: string };
+    const event = JSON.parse(fields.ledger) as { event: string; message_id: string };
+    return { event: event.event, messageId: event.message_id, requestId: fields.request_id };
+  });
 }
 
 describe("queue wake-up on acceptance", () => {
@@ -73,5 +83,54 @@ describe("queue wake-up on acceptance", () => {
     const response = await relay.relay.admin("POST", "/queue/tick");
     expect(response.json()).toMatchObject({ entregues: 1 });
     expect(sink.messages).toHaveLength(1);
+  });
+
+  // Background work a request only woke is part of no request: before, the deliveries of a
+  // group commit carried the id of the request that had opened the group, another message's.
+  it.each([
+    ["handed over at acceptance", 0],
+    ["taken by the drain the acceptance woke", 0.05],
+  ])("writes the lines of deliveries %s with no request id", async (_, delay) => {
+    const { relay, send, sink } = await listeningRelay({
+      tick_interval_secs: 3600,
+      send_delay_secs: delay,
+    });
+    const recipients = Array.from({ length: 8 }, (_, index) => `id${index}@dest.test`);
+    const sent = await Promise.all(recipients.map((to, index) => send(to, `req-${index}`)));
+    await sink.waitForMessages(recipients.length, 10_000);
+    await expect
+      .poll(() => ledgerLines(relay).filter((line) => line.event === "delivered").length)
+      .toBe(recipients.length);
+    const lines = ledgerLines(relay);
+    for (const [index, messageId] of sent.entries()) {
+      const own = lines.filter((line) => line.messageId === messageId);
+      expect(own.map((line) => [line.event, line.requestId])).toEqual([
+        ["received", `req-${index}`],
+        ["signed", `req-${index}`],
+        ["mx_resolved", undefined],
+        ["attempt", undefined],
+        ["delivered", undefined],
+      ]);
+    }
+  });
+
+  it("writes the lines of the deliveries an explicit tick runs with the tick's request id", async () => {
+    const { relay, send, sink } = await listeningRelay({ tick_interval_secs: 0 });
+    const messageId = await send("ticked@dest.test", "req-send");
+    const response = await relay.relay.app.inject({
+      method: "POST",
+      url: "/queue/tick",
+      headers: { "x-auth-token": ADMIN_TOKEN, "x-request-id": "req-tick" },
+    });
+    expect(response.json()).toMatchObject({ entregues: 1 });
+    expect(sink.messages).toHaveLength(1);
+    const own = ledgerLines(relay).filter((line) => line.messageId === messageId);
+    expect(own.map((line) => [line.event, line.requestId])).toEqual([
+      ["received", "req-send"],
+      ["signed", "req-send"],
+      ["mx_resolved", "req-tick"],
+      ["attempt", "req-tick"],
+      ["delivered", "req-tick"],
+    ]);
   });
 });
