@@ -19,7 +19,13 @@ export { groupBy } from "./group-by.js";
 export { batchHelperThreads, helperThreadStarted } from "./helper-threads.js";
 export { type HttpObservability, observeHttp } from "./http-observability.js";
 export { type Level, type LogFilter, parseLogFilter, thresholdFor } from "./log-filter.js";
-export { createLogging, type Logger, type Logging, type LoggingOptions } from "./logger.js";
+export {
+  createLogging,
+  type Logger,
+  type Logging,
+  type LoggingOptions,
+  withRequest,
+} from "./logger.js";
 export { createServiceMetrics, type ServiceMetrics, UNMATCHED_ROUTE } from "./metrics.js";
 export { DOCS_PATH, docsUiOptions, type OpenApiDescription, openApiOptions } from "./openapi.js";
 export {
@@ -35,7 +41,7 @@ export {
   type ReadinessReport,
   ReadinessReportSchema,
 } from "./readiness.js";
-export { currentRequestId, runOutsideRequests } from "./request-context.js";
+export { currentRequestId } from "./request-context.js";
 export { REQUEST_ID_HEADER, requestIdFor, requestIdOptions } from "./request-id.js";
 export { type RetryOptions, retryWithDelays } from "./retry.js";
 export { safeEqual } from "./secrets.js";

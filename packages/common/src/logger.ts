@@ -42,6 +42,14 @@ function withRequestId(fields: Fields): Fields {
 }
 
 /**
+ * `fields` with the `request_id` of the HTTP request a line is written for, if any: for a service
+ * that passes request ids itself (`observeHttp`'s `requestContext: false`).
+ */
+export function withRequest(fields: Fields, requestId: string | undefined): Fields {
+  return requestId === undefined ? fields : { ...fields, request_id: requestId };
+}
+
+/**
  * Standard output through sonic-boom, asynchronous, so that lines written while a write is in
  * flight go out together in the next one: a synchronous write per line cost the relay some 5%
  * of its CPU under load. The process never calls process.exit, so what is buffered is written

@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 
 // The HTTP request whose work is running: the logger stamps its id on every line written on its
 // behalf, however deep in the services the line is written.
-const requests = new AsyncLocalStorage<string | undefined>();
+const requests = new AsyncLocalStorage<string>();
 
 /** The id of the HTTP request the current work belongs to, if any. */
 export function currentRequestId(): string | undefined {
@@ -12,12 +12,4 @@ export function currentRequestId(): string | undefined {
 /** Runs `work` (and everything it starts) as part of request `requestId`. */
 export function runInRequest<T>(requestId: string, work: () => T): T {
   return requests.run(requestId, work);
-}
-
-/**
- * Runs `work` (and everything it starts) as part of no request: background work a request only
- * woke (a queue's drain), whose lines would otherwise carry the id of whichever request woke it.
- */
-export function runOutsideRequests<T>(work: () => T): T {
-  return requests.run(undefined, work);
 }

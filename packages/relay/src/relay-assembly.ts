@@ -137,7 +137,7 @@ export async function assembleRelay(opened: OpenedState): Promise<Relay> {
   const ledger = webhooks.observe(metrics.observeLedger(opened.ledger));
   const suppressions = createSuppressionList({
     store: shared?.suppressions ?? createSuppressionRepository(db),
-    emit: (event) => ledger.emit(event),
+    emit: (event, requestId) => ledger.emit(event, requestId),
     clientExists: (id) => clientRepository.find(id) !== undefined,
     clock,
     logger: log,
@@ -146,7 +146,7 @@ export async function assembleRelay(opened: OpenedState): Promise<Relay> {
     settings: () => config.current(),
     dns,
     queue,
-    emit: (event) => ledger.emit(event),
+    emit: (event, requestId) => ledger.emit(event, requestId),
     onPermanentFailure: suppressions.recordBounce,
     clock,
   });
@@ -161,7 +161,7 @@ export async function assembleRelay(opened: OpenedState): Promise<Relay> {
     spool,
     attempt: outbound.attempt,
     requireTls: outbound.requireTls,
-    emit: (event) => ledger.emit(event),
+    emit: (event, requestId) => ledger.emit(event, requestId),
     onPermanentFailure: suppressions.recordBounce,
     config: () => config.current(),
     clock,

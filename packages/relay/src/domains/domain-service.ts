@@ -1,4 +1,4 @@
-import type { Logger } from "@rd/common";
+import { type Logger, withRequest } from "@rd/common";
 import { type Static, Type } from "@rd/common/typebox";
 import { isValidSelector, normalizeDomainName } from "../addresses/domain-name.js";
 import type { ConfigStore } from "../config/config-store.js";
@@ -18,12 +18,15 @@ export const DomainViewSchema = Type.Object({
 export type DomainView = Static<typeof DomainViewSchema>;
 
 export interface DomainService {
-  /** Registers a `pending` domain with a new RSA-2048 key; returns its DNS kit. */
-  add(domain: string, selector?: string): Promise<DnsKit>;
+  /**
+   * Registers a `pending` domain with a new RSA-2048 key; returns its DNS kit. `requestId`, here
+   * and in `remove`: the HTTP request, on the lines written for it.
+   */
+  add(domain: string, selector?: string, requestId?: string): Promise<DnsKit>;
   list(): DomainView[];
   instructions(domain: string): Promise<DnsKit>;
   /** Removes the domain, its limits (configuration rewritten) and its key file. */
-  remove(domain: string): Promise<void>;
+  remove(domain: string, requestId?: string): Promise<void>;
 }
 
 export interface DomainServiceDeps {
@@ -57,7 +60,7 @@ export function createDomainService(deps: DomainServiceDeps): DomainService {
   };
 
   return {
-    async add(rawDomain, rawSelector) {
+    async add(rawDomain, rawSelector, requestId) {
       const domain = normalizeDomainName(rawDomain);
       if (!domain) throw Errors.badDomain(`"${rawDomain}" is not a valid domain name`);
       const selector = (rawSelector ?? DEFAULTS.selector).trim().toLowerCase();
@@ -70,7 +73,10 @@ export function createDomainService(deps: DomainServiceDeps): DomainService {
         const pem = await generateDkimPrivateKey();
         keyPath = await writePrivateKeyFile(config.current().kits_dir, domain, selector, pem);
       } catch (error) {
-        deps.logger.error("DKIM key could not be written", { domain, error: String(error) });
+        deps.logger.error(
+          "DKIM key could not be written",
+          withRequest({ domain, error: String(error) }, requestId),
+        );
         throw Errors.persistFailed("the DKIM key could not be written");
       }
       try {
@@ -106,7 +112,7 @@ export function createDomainService(deps: DomainServiceDeps): DomainService {
       return kitFor(config.current(), configuredName(domain));
     },
 
-    async remove(rawDomain) {
+    async remove(rawDomain, requestId) {
       const domain = configuredName(rawDomain);
       const keyPath = await config.update((file) => {
         // NOTE: the file's records are plain objects: only an own key is a configured domain.
@@ -120,10 +126,10 @@ export function createDomainService(deps: DomainServiceDeps): DomainService {
         await removePrivateKeyFile(keyPath);
       } catch (error) {
         // The domain is gone from the configuration; a stray key file is only litter.
-        deps.logger.warn("DKIM key file could not be removed", {
-          path: keyPath,
-          error: String(error),
-        });
+        deps.logger.warn(
+          "DKIM key file could not be removed",
+          withRequest({ path: keyPath, error: String(error) }, requestId),
+        );
       }
     },
   };

@@ -92,10 +92,15 @@ export async function buildApp(deps: AppDeps): Promise<RelayApp> {
   });
 
   // First: refusals of the guard below are answered with an id, logged and counted too.
-  observeHttp(app, { logger, metrics: deps.metrics });
+  // NOTE: the relay passes each request's id to the lines written for it (README, "Request ids").
+  observeHttp(app, { logger, metrics: deps.metrics, requestContext: false });
   if (logger.isEnabled("debug")) {
     app.addHook("onRequest", async (request) => {
-      logger.debug("request started", { method: request.method, path: request.url.split("?")[0] });
+      logger.debug("request started", {
+        method: request.method,
+        path: request.url.split("?")[0],
+        request_id: request.id,
+      });
     });
   }
   await installRequestGuard(app, {

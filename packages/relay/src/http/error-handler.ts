@@ -47,6 +47,7 @@ export function createErrorHandler(logger: Logger) {
         url: request.url,
         code: appError.code,
         error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+        request_id: request.id,
       });
     }
     reply

@@ -70,11 +70,14 @@ export function createIdempotency(deps: {
 }): Idempotent {
   const { store, logger } = deps;
   let prunedAt = 0;
-  const prune = (now: number) => {
+  const prune = (now: number, requestId: string) => {
     if (now - prunedAt < PRUNE_EVERY_SECS) return;
     prunedAt = now;
     Promise.resolve(store.prune(now)).catch((error: unknown) => {
-      logger.warn("expired idempotency keys could not be deleted", { error: messageOf(error) });
+      logger.warn("expired idempotency keys could not be deleted", {
+        error: messageOf(error),
+        request_id: requestId,
+      });
     });
   };
 
@@ -88,7 +91,7 @@ export function createIdempotency(deps: {
     const fingerprint = held.digest.digest("hex");
     const scope = request.client?.client_id ?? "";
     const now = epochSeconds(deps.clock);
-    prune(now);
+    prune(now, request.id);
     const record = await store.claim({
       scope,
       key,
@@ -113,6 +116,7 @@ export function createIdempotency(deps: {
       await Promise.resolve(store.release(scope, key)).catch((cause: unknown) => {
         logger.error("a refused request's idempotency key could not be freed", {
           error: messageOf(cause),
+          request_id: request.id,
         });
       });
       throw error;
@@ -122,7 +126,10 @@ export function createIdempotency(deps: {
     await Promise.resolve(
       store.complete(scope, key, { status: answer.status, body: JSON.stringify(answer.body) }),
     ).catch((cause: unknown) => {
-      logger.error("an idempotency key's answer could not be kept", { error: messageOf(cause) });
+      logger.error("an idempotency key's answer could not be kept", {
+        error: messageOf(cause),
+        request_id: request.id,
+      });
     });
     return reply.code(answer.status).send(answer.body);
   };

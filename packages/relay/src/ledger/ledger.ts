@@ -1,4 +1,4 @@
-import { currentRequestId, type Logger } from "@rd/common";
+import { type Logger, withRequest } from "@rd/common";
 import type { LedgerEvent } from "./ledger-events.js";
 import { createRotatingFile, type RotatingFile } from "./rotating-file.js";
 
@@ -10,7 +10,8 @@ export const LEDGER_TARGET = "relay::ledger";
  * Write-only: the relay never reads it back.
  */
 export interface Ledger {
-  emit(event: LedgerEvent): void;
+  /** `requestId`: the HTTP request the event is written for, if any (README, "Request ids"). */
+  emit(event: LedgerEvent, requestId?: string): void;
   /** Opens the ledger file, if any: the boot fails on an unusable path instead of logging every write. */
   open(): Promise<void>;
   /** Waits until every event emitted so far is in the file, then closes it. */
@@ -44,11 +45,10 @@ export function createLedger(options: LedgerOptions): Ledger {
   let last: Promise<void> = Promise.resolve();
 
   return {
-    emit(event) {
+    emit(event, requestId) {
       const ledger = JSON.stringify(event);
-      options.logger.record("info", { ledger });
+      options.logger.record("info", withRequest({ ledger }, requestId));
       if (!file) return;
-      const requestId = currentRequestId();
       const line = `${JSON.stringify({
         timestamp: new Date().toISOString(),
         level: "INFO",

@@ -110,15 +110,15 @@ export function createRelayMetrics(sources: RelayMetricsSources): RelayMetrics {
     ...service,
     observeLedger: (ledger) => ({
       ...ledger,
-      emit(event) {
-        ledger.emit(event);
+      emit(event, requestId) {
+        ledger.emit(event, requestId);
         observe(event);
       },
     }),
     observeSubmission: (submission) => ({
-      submitFields: (client, fields) => countAccepted(submission.submitFields(client, fields)),
-      submitRaw: (client, raw, dispatch) =>
-        countAccepted(submission.submitRaw(client, raw, dispatch)),
+      submitFields: (client, fields, origin) =>
+        countAccepted(submission.submitFields(client, fields, origin)),
+      submitRaw: (client, raw, origin) => countAccepted(submission.submitRaw(client, raw, origin)),
       authorizeSender: (client, from) => submission.authorizeSender(client, from),
       suppressionOf: (client, rcpt) => submission.suppressionOf(client, rcpt),
     }),

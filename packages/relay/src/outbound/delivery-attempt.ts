@@ -1,7 +1,7 @@
 import { messageOf } from "@rd/common";
 import { domainOf } from "../addresses/email-address.js";
 import { DeliveryError } from "./delivery-error.js";
-import type { DeliveryEvent } from "./delivery-events.js";
+import type { EmitDeliveryEvent } from "./delivery-events.js";
 import { type MxResolver, mxHostLabel } from "./mx-resolver.js";
 import type { SendGate } from "./send-gate.js";
 import type { SmtpDeliveryReceipt, SmtpTransport } from "./smtp-transport.js";
@@ -15,6 +15,8 @@ export interface RecipientJob {
   raw: Buffer;
   /** `require_tls` of the sender domain, else the global value. */
   requireTls: boolean;
+  /** The HTTP request the attempt runs in (a synchronous send, `POST /queue/tick`), if any. */
+  requestId?: string | undefined;
 }
 
 export type AttemptOutcome =
@@ -28,7 +30,7 @@ export interface DeliveryAttemptDeps {
   resolveMx: MxResolver;
   transport: SmtpTransport;
   gate: SendGate;
-  emit: (event: DeliveryEvent) => void;
+  emit: EmitDeliveryEvent;
 }
 
 function asDeliveryError(error: unknown): DeliveryError {
@@ -48,14 +50,17 @@ export function createDeliveryAttempt(deps: DeliveryAttemptDeps): DeliveryAttemp
       const base = { message_id: job.messageId, rcpt: job.rcpt };
       try {
         const hosts = await deps.resolveMx(domainOf(job.rcpt));
-        deps.emit({ event: "mx_resolved", ...base, mx_hosts: hosts.map(mxHostLabel) });
+        deps.emit(
+          { event: "mx_resolved", ...base, mx_hosts: hosts.map(mxHostLabel) },
+          job.requestId,
+        );
         const receipt = await deps.transport({
           envelopeFrom: job.envelopeFrom,
           rcpt: job.rcpt,
           raw: job.raw,
           hosts,
           requireTls: job.requireTls,
-          onHost: (host) => deps.emit({ event: "attempt", ...base, host, attempt }),
+          onHost: (host) => deps.emit({ event: "attempt", ...base, host, attempt }, job.requestId),
         });
         return { ok: true, receipt };
       } catch (error) {

@@ -8,6 +8,9 @@ export type DeliveryEvent = Extract<
   { event: "mx_resolved" | "attempt" | "delivered" | "deferred" | "failed" }
 >;
 
+/** The ledger's `emit` for these events; `requestId`: the HTTP request they are written for. */
+export type EmitDeliveryEvent = (event: DeliveryEvent, requestId?: string) => void;
+
 /** The recipient an outcome event is about. */
 interface Recipient {
   readonly message_id: string;

@@ -9,7 +9,7 @@ import {
   type DeliveryAttempt,
   type RecipientJob,
 } from "./delivery-attempt.js";
-import type { DeliveryEvent } from "./delivery-events.js";
+import type { EmitDeliveryEvent } from "./delivery-events.js";
 import { createMxResolver } from "./mx-resolver.js";
 import { createSendGate } from "./send-gate.js";
 import { createSmtpTransportThread } from "./smtp-transport-thread.js";
@@ -41,6 +41,8 @@ export interface OutboundMessage {
   readonly message: Buffer;
   /** `/send`'s tags and metadata, kept with the queue rows. */
   readonly labels?: Partial<MessageLabels>;
+  /** The HTTP request that carried it: its log lines during the request carry the id. */
+  readonly requestId?: string | undefined;
 }
 
 /** Per-recipient result of the wire contract (`results[]` of `/send` and `/send-raw`). */
@@ -59,6 +61,8 @@ export type PermanentFailureHandler = (failure: {
   rcpt: string;
   /** The error: the remote answer, or what DNS said (`… (null MX)`). */
   reason: string;
+  /** The HTTP request the delivery ran in, if any. */
+  requestId?: string | undefined;
 }) => Promise<void>;
 
 export interface OutboundDeps {
@@ -67,7 +71,7 @@ export interface OutboundDeps {
   dns: DnsResolver;
   queue: QueueStore;
   /** The ledger (`ledger.emit`). */
-  emit: (event: DeliveryEvent) => void;
+  emit: EmitDeliveryEvent;
   onPermanentFailure?: PermanentFailureHandler;
   /**
    * Stamps the queue rows and times the waits of the gate and of the retry schedule; default
@@ -190,6 +194,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
             rcpt,
             raw: message.message,
             requireTls: tls,
+            requestId: message.requestId,
           };
           const outcome = await syncDelivery(job, (attempts, lastError) => {
             // NOTE: the row's progress only; a store that fails here fails again at markSent.
@@ -207,7 +212,12 @@ export function createOutbound(deps: OutboundDeps): Outbound {
             });
             if (outcome.permanent) {
               const clientId = message.clientId ?? null;
-              await deps.onPermanentFailure?.({ clientId, rcpt, reason: outcome.detail });
+              await deps.onPermanentFailure?.({
+                clientId,
+                rcpt,
+                reason: outcome.detail,
+                requestId: message.requestId,
+              });
             }
           }
           return { to: rcpt, ok: outcome.ok, detail: outcome.detail };

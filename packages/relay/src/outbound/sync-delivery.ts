@@ -2,9 +2,9 @@ import { type Clock, neverSettles, retryWithDelays } from "@rd/common";
 import type { DeliveryAttempt, RecipientJob } from "./delivery-attempt.js";
 import { DeliveryError } from "./delivery-error.js";
 import {
-  type DeliveryEvent,
   deferredEvent,
   deliveredEvent,
+  type EmitDeliveryEvent,
   failedEvent,
 } from "./delivery-events.js";
 
@@ -21,7 +21,7 @@ export interface RecipientOutcome {
 
 export interface SyncDeliveryDeps {
   attempt: DeliveryAttempt;
-  emit: (event: DeliveryEvent) => void;
+  emit: EmitDeliveryEvent;
   /**
    * `sync_retry_delays_secs` (default immediate, +5 s, +10 s, +30 s): the wait before each
    * attempt. Read at each delivery, so configuration changes apply.
@@ -73,18 +73,18 @@ export function createSyncDelivery(deps: SyncDeliveryDeps): SyncDelivery {
           shouldRetry: (error) => error instanceof DeliveryError && !error.permanent,
           onRetry: (error, attempt, delayMs) => {
             const failure = error as DeliveryError;
-            deps.emit(deferredEvent(base, failure, delayMs / 1000));
+            deps.emit(deferredEvent(base, failure, delayMs / 1000), job.requestId);
             onRetry?.(attempt, failure.message);
           },
         },
       );
-      deps.emit(deliveredEvent(base, receipt, attempts));
+      deps.emit(deliveredEvent(base, receipt, attempts), job.requestId);
       const detail = deliveredDetail(receipt.host, receipt.response);
       return { ok: true, detail, attempts, permanent: false };
     } catch (error) {
       if (deps.closing?.aborted) return neverSettles<RecipientOutcome>();
       if (!(error instanceof DeliveryError)) throw error;
-      deps.emit(failedEvent(base, error));
+      deps.emit(failedEvent(base, error), job.requestId);
       return { ok: false, detail: error.message, attempts, permanent: error.permanent };
     }
   };

@@ -1,4 +1,4 @@
-import { type Clock, epochSeconds, type Logger, messageOf } from "@rd/common";
+import { type Clock, epochSeconds, type Logger, messageOf, withRequest } from "@rd/common";
 import { Errors } from "../errors.js";
 import type { DeliveryResult, OutboundMessage } from "../outbound/outbound.js";
 import { createGroupCommit } from "../state/group-commit.js";
@@ -60,10 +60,11 @@ export function createQueueIntake(deps: {
 }): QueueIntake {
   const { queue, spool, logger } = deps;
   const storage = spool ? "local storage failure" : "the shared database did not answer";
-  const unavailable = (cause: unknown) => {
-    logger.error("message could not be queued", {
-      error: messageOf(cause),
-    });
+  const unavailable = (cause: unknown, requestId: string | undefined) => {
+    logger.error(
+      "message could not be queued",
+      withRequest({ error: messageOf(cause) }, requestId),
+    );
     return Errors.unavailable(
       `the message could not be stored in the queue (${storage}); nothing was accepted, retry later`,
     );
@@ -89,7 +90,7 @@ export function createQueueIntake(deps: {
     try {
       if (spool) files = await spool.write(message.message, message.recipients.length);
     } catch (error) {
-      throw unavailable(error);
+      throw unavailable(error, message.requestId);
     }
     const now = epochSeconds(deps.clock);
     const handed = deps.handOver?.reserve(message.recipients.length) ?? false;
@@ -112,7 +113,7 @@ export function createQueueIntake(deps: {
       // NOTE: rows committed but not synced (the WAL sync failed) may survive; boot recovery
       // fails a row whose file is gone, and the sender, answered 503, retries.
       await Promise.all(files.map((file) => spool?.remove(file).catch(() => undefined)));
-      throw unavailable(error);
+      throw unavailable(error, message.requestId);
     }
     if (handed) {
       deps.handOver?.deliver(

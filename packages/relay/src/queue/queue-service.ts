@@ -37,7 +37,8 @@ export type QueueQuery = Static<typeof QueueQuerySchema>;
  * answers as its store does: at once from SQLite, later from the shared database.
  */
 export interface QueueService<Listed = ReturnType<QueueStore["list"]>> {
-  tick(): Promise<TickReport>;
+  /** `requestId`: the HTTP request that asked for it, on its deliveries' lines. */
+  tick(requestId?: string): Promise<TickReport>;
   /** Filters combine with AND; newest first; at most `limite` (default 100, ceiling 500). */
   list(query: QueueQuery): Listed;
   /** `GET /messages/{message_id}`: see `messageStatus`. */
@@ -49,7 +50,7 @@ export function createQueueService<Store extends QueueStore>(deps: {
   worker: QueueWorker;
 }): QueueService<ReturnType<Store["list"]>> {
   return {
-    tick: () => deps.worker.tick(),
+    tick: (requestId) => deps.worker.tick(requestId),
     list({ limite, ...filters }) {
       const limit = Math.min(limite ?? QUEUE_LIST_DEFAULT_LIMIT, QUEUE_LIST_MAX_LIMIT);
       return deps.repository.list({ ...filters, limit }) as ReturnType<Store["list"]>;

@@ -6,7 +6,7 @@ import type { SharedDb } from "./shared-database.js";
  * a lease and no body (it lives only in the request): while the instance lives it renews the
  * lease of every such row it has not finished, however long the delivery's retries take; once
  * it dies the lease lapses and whichever instance claims the row next ends it `failed` (the
- * queue worker, `SYNC_DELIVERY_INTERRUPTED`), as the embedded relay's boot recovery does.
+ * queue's attempt, `SYNC_DELIVERY_INTERRUPTED`), as the embedded relay's boot recovery does.
  */
 export interface SyncLeases {
   /** Renews the leases of `pks` from now on, until `release`. */

@@ -164,7 +164,7 @@ export function createSubmissionServer(deps: SubmissionServerDeps): SubmissionSe
           to: session.envelope.rcptTo.map((rcpt) => rcpt.address),
           raw: collected.raw,
         },
-        deps.dispatch,
+        { dispatch: deps.dispatch },
       )
       .catch((error: unknown) => {
         const refusal = refusalFor(error);

@@ -33,6 +33,21 @@ export interface RawSubmission {
   readonly raw: Buffer | string;
 }
 
+/** Where a submission comes from. */
+export interface SubmissionOrigin {
+  /** The HTTP request that carries it: its log lines carry the id (README, "Request ids"). */
+  readonly requestId?: string;
+}
+
+/** How `submitRaw` takes a message. */
+export interface RawSubmissionOrigin extends SubmissionOrigin {
+  /**
+   * Replaces the service's own dispatch for this message: the SMTP port's, which has the
+   * message in the queue before it answers.
+   */
+  readonly dispatch?: MessageDispatch;
+}
+
 /** The answer to an accepted submission. */
 export interface SubmissionOutcome {
   readonly messageId: string;
@@ -52,15 +67,16 @@ export interface SubmissionService {
    * `POST /send`. `client` is undefined only on an open instance (no `RELAY_AUTH_TOKEN`),
    * which may then send for any configured active domain.
    */
-  submitFields(client: ClientRecord | undefined, fields: SendFields): Promise<SubmissionOutcome>;
-  /**
-   * `POST /send-raw` and SMTP: a client always. `dispatch` replaces the service's own for this
-   * message: the SMTP port's, which has the message in the queue before it answers.
-   */
+  submitFields(
+    client: ClientRecord | undefined,
+    fields: SendFields,
+    origin?: SubmissionOrigin,
+  ): Promise<SubmissionOutcome>;
+  /** `POST /send-raw` and SMTP: a client always. */
   submitRaw(
     client: ClientRecord,
     submission: RawSubmission,
-    dispatch?: MessageDispatch,
+    origin?: RawSubmissionOrigin,
   ): Promise<SubmissionOutcome>;
   /**
    * The envelope checks `submitRaw` starts with (address, the client's list, then the domain's
@@ -135,23 +151,28 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
       labels?: { tags?: readonly string[]; metadata?: Readonly<Record<string, string>> };
     },
     dispatch: MessageDispatch,
+    requestId: string | undefined,
   ): Promise<SubmissionOutcome> {
     const { messageId } = built;
     try {
-      deps.ledger.emit({
-        event: "received",
-        message_id: messageId,
-        from: envelope.from,
-        from_domain: envelope.domain,
-        rcpt_count: envelope.recipients.length,
-        subject_len: built.subjectLength,
-        body_bytes: built.bodyBytes,
-        ...built.labels,
-      });
+      deps.ledger.emit(
+        {
+          event: "received",
+          message_id: messageId,
+          from: envelope.from,
+          from_domain: envelope.domain,
+          rcpt_count: envelope.recipients.length,
+          subject_len: built.subjectLength,
+          body_bytes: built.bodyBytes,
+          ...built.labels,
+        },
+        requestId,
+      );
       const suppressed = await deps.suppressions.screen(
         client?.client_id,
         messageId,
         envelope.recipients,
+        requestId,
       );
       const recipients = envelope.recipients.filter((rcpt) => !suppressed.has(rcpt));
       await recordSuppressed(
@@ -182,12 +203,10 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
           selector,
           keyPath: domainConfig.key_path,
         });
-        deps.ledger.emit({
-          event: "signed",
-          message_id: messageId,
-          domain: envelope.domain,
-          selector,
-        });
+        deps.ledger.emit(
+          { event: "signed", message_id: messageId, domain: envelope.domain, selector },
+          requestId,
+        );
         const results = await dispatch.send({
           messageId,
           clientId: client?.client_id,
@@ -196,6 +215,7 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
           recipients,
           message: signed,
           labels: built.labels,
+          requestId,
         });
         return { messageId, mode: dispatch.mode, results: answer(results) };
       } catch (error) {
@@ -249,7 +269,7 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
   }
 
   return {
-    async submitFields(client, fields) {
+    async submitFields(client, fields, origin) {
       const send = validateSendFields(fields);
       const domainConfig = authorize(client, send.from.domain);
       const messageId = createMessageId(send.from.domain);
@@ -270,6 +290,7 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
           },
         },
         deps.dispatch,
+        origin?.requestId,
       );
     },
 
@@ -281,7 +302,7 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
       return (await deps.suppressions.screen(client.client_id, NO_MESSAGE_ID, [rcpt])).get(rcpt);
     },
 
-    async submitRaw(client, submission, dispatch = deps.dispatch) {
+    async submitRaw(client, submission, origin) {
       const from = envelopeSender(submission.from);
       const recipients = uniqueRecipients(submission.to).map((mailbox) => mailbox.address);
       const domainConfig = authorize(client, from.domain);
@@ -295,7 +316,8 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
         { from: from.address, domain: from.domain, recipients },
         domainConfig,
         prepared,
-        dispatch,
+        origin?.dispatch ?? deps.dispatch,
+        origin?.requestId,
       );
     },
   };

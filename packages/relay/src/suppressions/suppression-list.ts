@@ -1,10 +1,10 @@
 import type { Clock, Logger } from "@rd/common";
-import { messageOf } from "@rd/common";
+import { messageOf, withRequest } from "@rd/common";
 import { type Static, Type } from "@rd/common/typebox";
 import { parseEmailAddress } from "../addresses/email-address.js";
 import { Errors } from "../errors.js";
 import type { LedgerEvent } from "../ledger/ledger-events.js";
-import type { DeliveryResult } from "../outbound/outbound.js";
+import type { DeliveryResult, PermanentFailureHandler } from "../outbound/outbound.js";
 import type { SuppressionRow, SuppressionStore } from "../state/suppression-repository.js";
 
 /** `GET /suppressions` without `limit` returns this many entries. */
@@ -78,7 +78,7 @@ type SuppressedEvent = Extract<LedgerEvent, { event: "suppressed" }>;
 export interface SuppressionListDeps {
   store: SuppressionStore;
   /** The ledger (`suppressed` events). */
-  emit: (event: SuppressedEvent) => void;
+  emit: (event: SuppressedEvent, requestId?: string) => void;
   /** Whether a client exists (an admin adding for a mistyped id is refused). */
   clientExists: (clientId: string) => boolean;
   clock: Clock;
@@ -105,9 +105,10 @@ export interface SuppressionList {
     clientId: string | undefined,
     messageId: string,
     recipients: readonly string[],
+    requestId?: string,
   ): Promise<Map<string, string>>;
   /** A delivery failed permanently: suppresses the recipient for its client. Never throws. */
-  recordBounce(failure: { clientId: string | null; rcpt: string; reason: string }): Promise<void>;
+  recordBounce: PermanentFailureHandler;
   list(caller: SuppressionCaller, query: SuppressionListQuery): Promise<SuppressionPage>;
   /** `created` false: the address was already suppressed (the entry is unchanged). */
   add(
@@ -154,7 +155,7 @@ export function createSuppressionList(deps: SuppressionListDeps): SuppressionLis
   }
 
   return {
-    async screen(clientId, messageId, recipients) {
+    async screen(clientId, messageId, recipients, requestId) {
       const suppressed = new Map<string, string>();
       if (recipients.length === 0) return suppressed;
       const rows = await store.find(clientId ?? null, recipients.map(suppressionKey));
@@ -164,18 +165,15 @@ export function createSuppressionList(deps: SuppressionListDeps): SuppressionLis
         const reason = reasons.get(suppressionKey(rcpt));
         if (reason === undefined) continue;
         suppressed.set(rcpt, reason);
-        deps.emit({
-          event: "suppressed",
-          message_id: messageId,
-          rcpt,
-          client_id: clientId ?? null,
-          reason,
-        });
+        deps.emit(
+          { event: "suppressed", message_id: messageId, rcpt, client_id: clientId ?? null, reason },
+          requestId,
+        );
       }
       return suppressed;
     },
 
-    async recordBounce({ clientId, rcpt, reason }) {
+    async recordBounce({ clientId, rcpt, reason, requestId }) {
       try {
         await store.add({
           client_id: clientId,
@@ -186,7 +184,10 @@ export function createSuppressionList(deps: SuppressionListDeps): SuppressionLis
         });
       } catch (error) {
         // The failure itself is recorded on its queue row; a later send will simply be tried.
-        deps.logger.warn("suppression not recorded", { rcpt, error: messageOf(error) });
+        deps.logger.warn(
+          "suppression not recorded",
+          withRequest({ rcpt, error: messageOf(error) }, requestId),
+        );
       }
     },
 

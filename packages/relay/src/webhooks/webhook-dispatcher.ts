@@ -1,4 +1,4 @@
-import { type Clock, type Logger, runOutsideRequests } from "@rd/common";
+import type { Clock, Logger } from "@rd/common";
 import type {
   WebhookAttemptOutcome,
   WebhookEndpointRow,
@@ -177,14 +177,10 @@ export function createWebhookDispatcher(deps: {
     wake() {
       if (wakeScheduled) return;
       wakeScheduled = true;
-      setImmediate(() =>
-        // NOTE: a wake comes from `emit`, often inside an HTTP request: the sends run outside
-        // it, so their log lines carry no request's id.
-        runOutsideRequests(() => {
-          wakeScheduled = false;
-          runPass();
-        }),
-      );
+      setImmediate(() => {
+        wakeScheduled = false;
+        runPass();
+      });
     },
     start() {
       timer = setInterval(runPass, POLL_MS);

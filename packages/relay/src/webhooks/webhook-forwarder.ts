@@ -1,4 +1,4 @@
-import { type Logger, runOutsideRequests } from "@rd/common";
+import type { Logger } from "@rd/common";
 import type { WebhookJournal, WebhookStore } from "../state/webhook-repository.js";
 import { type LabelledEvent, type MessageOwner, outboxEvent } from "./webhook-events.js";
 
@@ -67,8 +67,7 @@ export function createWebhookForwarder(deps: {
       again = true;
       return;
     }
-    // As the dispatcher's: forwards run outside the request whose `emit` woke them.
-    running = runOutsideRequests(drain)
+    running = drain()
       .then(
         () => {
           if (failing) logger.info("webhook events reach the shared outbox again");

@@ -17,14 +17,17 @@ const RECENT_MESSAGES = 256;
 export function withWebhookOutbox(
   ledger: Ledger,
   record: (event: LabelledEvent, at: Date) => void,
-  deps: { now: () => Date; failed: (event: LedgerEvent, error: Error) => void },
+  deps: {
+    now: () => Date;
+    failed: (event: LedgerEvent, error: Error, requestId: string | undefined) => void;
+  },
 ): Ledger {
   const recent = new Map<string, MessageLabels>();
   return {
     open: () => ledger.open(),
     close: () => ledger.close(),
-    emit(event) {
-      ledger.emit(event);
+    emit(event, requestId) {
+      ledger.emit(event, requestId);
       if (event.event === "received" && (event.tags || event.metadata)) {
         recent.set(event.message_id, { tags: event.tags ?? [], metadata: event.metadata ?? {} });
         if (recent.size > RECENT_MESSAGES) recent.delete(recent.keys().next().value as string);
@@ -34,7 +37,7 @@ export function withWebhookOutbox(
         const labels = recent.get(event.message_id);
         record(labels ? { ...event, ...labels } : event, deps.now());
       } catch (error) {
-        deps.failed(event, error as Error);
+        deps.failed(event, error as Error, requestId);
       }
     },
   };

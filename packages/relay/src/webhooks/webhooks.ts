@@ -1,4 +1,4 @@
-import type { Clock, Logger } from "@rd/common";
+import { type Clock, type Logger, withRequest } from "@rd/common";
 import type { Ledger } from "../ledger/ledger.js";
 import type {
   WebhookJournal,
@@ -75,12 +75,14 @@ export function createWebhooks(deps: {
     observe: (ledger) =>
       withWebhookOutbox(ledger, record, {
         now: () => clock.now(),
-        failed: (event, error) =>
-          logger.error("webhook event could not be written to the outbox", {
-            event: event.event,
-            message_id: event.message_id,
-            error: error.message,
-          }),
+        failed: (event, error, requestId) =>
+          logger.error(
+            "webhook event could not be written to the outbox",
+            withRequest(
+              { event: event.event, message_id: event.message_id, error: error.message },
+              requestId,
+            ),
+          ),
       }),
     async start() {
       await store.releaseLeases();

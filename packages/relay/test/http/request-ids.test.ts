@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ADMIN_TOKEN, TestRelay } from "../helpers/relay-harness.js";
+import { SendRelay } from "../submission/send-harness.js";
 
 describe("request ids and the access log", () => {
   let relay: TestRelay;
@@ -96,5 +97,65 @@ describe("request ids and the access log", () => {
         request_id: "req-send-1",
       },
     });
+  });
+});
+
+describe("request ids of a send's lines (passed by the relay, not an async context)", () => {
+  let relay: SendRelay;
+  beforeEach(async () => {
+    relay = await SendRelay.start({ sinks: { "dest.test": { tls: "none" } } });
+    await relay.addDomain("shop.test");
+  });
+  afterEach(() => relay.close());
+
+  const ledgerOf = (messageId: string) =>
+    relay.relay.logs
+      .forTarget("relay::ledger")
+      .map((line) => line.fields as { ledger: string; request_id?: string })
+      .map((fields) => ({ ...JSON.parse(fields.ledger), request_id: fields.request_id }))
+      .filter((event: { message_id: string }) => event.message_id === messageId)
+      .map((event: { event: string; request_id?: string }) => [event.event, event.request_id]);
+
+  it("writes every event of a synchronous send, its delivery included, with the request's id", async () => {
+    const client = await relay.addClient(["shop.test"]);
+    const response = await relay.post(
+      "/send",
+      { from: "a@shop.test", to: ["b@dest.test"], subject: "hi", text: "hello" },
+      { authorization: client.authorization, "x-request-id": "req-sync-1" },
+    );
+    expect(response.statusCode, response.body).toBe(200);
+    const { message_id: messageId } = response.json() as { message_id: string };
+    expect(ledgerOf(messageId)).toEqual([
+      ["received", "req-sync-1"],
+      ["signed", "req-sync-1"],
+      ["mx_resolved", "req-sync-1"],
+      ["attempt", "req-sync-1"],
+      ["delivered", "req-sync-1"],
+    ]);
+  });
+
+  it("writes a suppressed recipient's event with the request's id", async () => {
+    const client = await relay.addClient(["shop.test"]);
+    const added = await relay.relay.app.inject({
+      method: "POST",
+      url: "/suppressions",
+      headers: { authorization: client.authorization },
+      payload: { address: "gone@dest.test" },
+    });
+    expect(added.statusCode, added.body).toBe(201);
+    const response = await relay.post(
+      "/send-raw",
+      {
+        from: "a@shop.test",
+        to: ["gone@dest.test", "b@dest.test"],
+        raw: "From: a@shop.test\r\nTo: b@dest.test\r\n\r\nhello\r\n",
+      },
+      { authorization: client.authorization, "x-request-id": "req-raw-1" },
+    );
+    expect(response.statusCode, response.body).toBe(200);
+    const { message_id: messageId } = response.json() as { message_id: string };
+    const events = ledgerOf(messageId);
+    expect(events).toContainEqual(["suppressed", "req-raw-1"]);
+    expect(events.every(([, id]) => id === "req-raw-1")).toBe(true);
   });
 });

@@ -1,7 +1,7 @@
 import { mkdir, readFile, rmdir, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { SPOOL_FILE_MISSING } from "../../src/queue/queue-worker.js";
+import { SPOOL_FILE_MISSING } from "../../src/queue/entry-attempt.js";
 import { type SmtpSink, type SmtpSinkOptions, startSmtpSink } from "../fixtures/smtp-sink.js";
 import { queueRow } from "../helpers/state-rows.js";
 import { nowSecs, type QueueKit, signedMessage, startQueueKit } from "./queue-kit.js";

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ConfigFile } from "../../src/config/schema.js";
-import { SYNC_DELIVERY_INTERRUPTED } from "../../src/queue/queue-worker.js";
+import { SYNC_DELIVERY_INTERRUPTED } from "../../src/queue/entry-attempt.js";
 import { type SmtpSink, startSmtpSink } from "../fixtures/smtp-sink.js";
 import { SmtpClient } from "../smtp/smtp-harness.js";
 import {

@@ -24,7 +24,7 @@ export function domainRoutes(app: RelayApp, { domains }: AppDeps): void {
       },
     },
     async (request, reply) => {
-      const kit = await domains.add(request.body.domain, request.body.selector);
+      const kit = await domains.add(request.body.domain, request.body.selector, request.id);
       return reply.code(201).send(kit);
     },
   );
@@ -69,7 +69,7 @@ export function domainRoutes(app: RelayApp, { domains }: AppDeps): void {
       },
     },
     async (request) => {
-      await domains.remove(request.params.domain);
+      await domains.remove(request.params.domain, request.id);
       return { ok: true as const };
     },
   );

@@ -14,7 +14,7 @@ export function queueRoutes(app: RelayApp, { queue }: AppDeps): void {
         response: responses({ 200: TickReportSchema }, [401]),
       },
     },
-    () => queue.tick(),
+    (request) => queue.tick(request.id),
   );
 
   app.get(

@@ -64,7 +64,9 @@ export function sendRoutes(app: RelayApp, deps: AppDeps): void {
     },
     (request, reply) =>
       idempotent(request, reply, async () =>
-        answer(await submission.submitFields(request.client, request.body)),
+        answer(
+          await submission.submitFields(request.client, request.body, { requestId: request.id }),
+        ),
       ),
   );
 
@@ -89,7 +91,9 @@ export function sendRoutes(app: RelayApp, deps: AppDeps): void {
         if (!client) throw new Error("client route reached without a client");
         // A long ASCII message's octets as the body parser decoded them: its UTF-8 already.
         const raw = asciiBytesOf(request.body, "raw") ?? request.body.raw;
-        return answer(await submission.submitRaw(client, { ...request.body, raw }));
+        return answer(
+          await submission.submitRaw(client, { ...request.body, raw }, { requestId: request.id }),
+        );
       }),
   );
 }
@@ -108,11 +112,14 @@ function answer(outcome: SubmissionOutcome): SendAnswer {
 function recordRefusal(ledger: Ledger) {
   return async (request: FastifyRequest, _reply: FastifyReply, error: Error) => {
     const { code, status } = toAppError(error, request);
-    ledger.emit({
-      event: "rejected",
-      message_id: messageIdOfRefusal(error),
-      reason: code,
-      http_status: status,
-    });
+    ledger.emit(
+      {
+        event: "rejected",
+        message_id: messageIdOfRefusal(error),
+        reason: code,
+        http_status: status,
+      },
+      request.id,
+    );
   };
 }
