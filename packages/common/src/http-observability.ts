@@ -14,7 +14,7 @@ export interface HttpObservability {
    * Whether the request's id reaches the lines written on its behalf by itself, through an
    * `AsyncLocalStorage` (default). `false`: the service passes the id to its log lines explicitly
    * (`withRequest`). NOTE: on Node 20 an `AsyncLocalStorage` turns on V8's promise hooks for the
-   * whole process, some 8% of the relay's CPU a message under load (README of the relay).
+   * whole process, some 6–8% of the relay's CPU a message under load (README of the relay).
    */
   readonly requestContext?: boolean;
 }
