@@ -7,8 +7,8 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { ConfigError } from "@rd/common";
 import { makeTempDir } from "@rd/common/test-kit";
-import selfsigned from "selfsigned";
 import { afterAll, describe, expect, it } from "vitest";
+import { loadTlsCertificate } from "../../src/smtp/tls-certificate.js";
 import { TestRelay } from "../helpers/relay-harness.js";
 import { SmtpRelay } from "./smtp-harness.js";
 
@@ -47,7 +47,7 @@ describe("SMTP submission certificate", () => {
   });
 
   it("makes that certificate in a thread that ends: node-forge never stays in the caller's heap", async () => {
-    // A process of its own: this one's module cache holds selfsigned (imported above).
+    // A process of its own: its module cache shows only what making the certificate loaded.
     const program = [
       'import { createRequire } from "node:module";',
       `const { loadTlsCertificate } = await import(${JSON.stringify(CERTIFICATE_MODULE)});`,
@@ -66,16 +66,17 @@ describe("SMTP submission certificate", () => {
   });
 
   it("presents the configured smtp_tls_cert and smtp_tls_key (paths relative to the config file)", async () => {
-    const pems = selfsigned.generate([{ name: "commonName", value: "configured.relay.test" }], {
-      keySize: 2048,
-      days: 2,
-      algorithm: "sha256",
+    const pems = await loadTlsCertificate({
+      certPath: undefined,
+      keyPath: undefined,
+      hostname: "configured.relay.test",
+      where: "test",
     });
     const relay = await SmtpRelay.start();
     cleanups.push(() => relay.close());
     // The files beside this relay's configuration, then a second relay on the same directory.
     await writeFile(join(relay.send.relay.dir, "smtp.crt"), pems.cert);
-    await writeFile(join(relay.send.relay.dir, "smtp.key"), pems.private, { mode: 0o600 });
+    await writeFile(join(relay.send.relay.dir, "smtp.key"), pems.key, { mode: 0o600 });
     await relay.send.relay.relay.config.update((file) => {
       file.smtp_tls_cert = "smtp.crt";
       file.smtp_tls_key = "smtp.key";
