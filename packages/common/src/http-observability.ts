@@ -29,27 +29,12 @@ export interface HttpObservability {
  * - `<prefix>_http_requests_total{route,status}` counts it.
  */
 export function observeHttp(app: FastifyInstance, options: HttpObservability): void {
-  if (options.requestContext === false) {
-    app.addHook("onRequest", (request, reply, done) => {
-      reply.header(REQUEST_ID_HEADER, request.id);
-      done();
-    });
-  } else {
-    installRequestContext(app);
-  }
-  const accessLog = accessLogHook(options.logger);
-  app.addHook("onResponse", async (request, reply) => {
-    const route = request.routeOptions.url ?? UNMATCHED_ROUTE;
-    options.metrics.httpRequests.inc({ route, status: String(reply.statusCode) });
-    await accessLog(request, reply);
-  });
-}
-
-/** Every request runs in an async context that holds its id (`currentRequestId`). */
-function installRequestContext(app: FastifyInstance): void {
-  const contexts = new WeakMap<object, AsyncResource>();
+  // Each request's async context (`currentRequestId`), unless the service passes ids itself.
+  const contexts =
+    options.requestContext === false ? undefined : new WeakMap<object, AsyncResource>();
   app.addHook("onRequest", (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
+    if (!contexts) return done();
     runInRequest(request.id, () => {
       contexts.set(request, new AsyncResource("http-request"));
       done();
@@ -57,9 +42,17 @@ function installRequestContext(app: FastifyInstance): void {
   });
   // NOTE: a body arrives through socket events, outside the request's async context: the
   // handler and its services get the context back here, once the body is read.
-  app.addHook("preValidation", (request, _reply, done) => {
-    const context = contexts.get(request);
-    if (context) context.runInAsyncScope(done);
-    else done();
+  if (contexts) {
+    app.addHook("preValidation", (request, _reply, done) => {
+      const context = contexts.get(request);
+      if (context) context.runInAsyncScope(done);
+      else done();
+    });
+  }
+  const accessLog = accessLogHook(options.logger);
+  app.addHook("onResponse", async (request, reply) => {
+    const route = request.routeOptions.url ?? UNMATCHED_ROUTE;
+    options.metrics.httpRequests.inc({ route, status: String(reply.statusCode) });
+    await accessLog(request, reply);
   });
 }

@@ -35,10 +35,7 @@ export interface LoggingOptions {
 
 /** A line written while an HTTP request is handled carries its id (see `observeHttp`). */
 function withRequestId(fields: Fields): Fields {
-  const requestId = currentRequestId();
-  return requestId === undefined || "request_id" in fields
-    ? fields
-    : { ...fields, request_id: requestId };
+  return "request_id" in fields ? fields : withRequest(fields, currentRequestId());
 }
 
 /**

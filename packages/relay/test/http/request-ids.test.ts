@@ -108,14 +108,6 @@ describe("request ids of a send's lines (passed by the relay, not an async conte
   });
   afterEach(() => relay.close());
 
-  const ledgerOf = (messageId: string) =>
-    relay.relay.logs
-      .forTarget("relay::ledger")
-      .map((line) => line.fields as { ledger: string; request_id?: string })
-      .map((fields) => ({ ...JSON.parse(fields.ledger), request_id: fields.request_id }))
-      .filter((event: { message_id: string }) => event.message_id === messageId)
-      .map((event: { event: string; request_id?: string }) => [event.event, event.request_id]);
-
   it("writes every event of a synchronous send, its delivery included, with the request's id", async () => {
     const client = await relay.addClient(["shop.test"]);
     const response = await relay.post(
@@ -125,7 +117,7 @@ describe("request ids of a send's lines (passed by the relay, not an async conte
     );
     expect(response.statusCode, response.body).toBe(200);
     const { message_id: messageId } = response.json() as { message_id: string };
-    expect(ledgerOf(messageId)).toEqual([
+    expect(relay.requestIdsOf(messageId)).toEqual([
       ["received", "req-sync-1"],
       ["signed", "req-sync-1"],
       ["mx_resolved", "req-sync-1"],
@@ -154,7 +146,7 @@ describe("request ids of a send's lines (passed by the relay, not an async conte
     );
     expect(response.statusCode, response.body).toBe(200);
     const { message_id: messageId } = response.json() as { message_id: string };
-    const events = ledgerOf(messageId);
+    const events = relay.requestIdsOf(messageId);
     expect(events).toContainEqual(["suppressed", "req-raw-1"]);
     expect(events.every(([, id]) => id === "req-raw-1")).toBe(true);
   });

@@ -37,15 +37,6 @@ async function listeningRelay(config: Record<string, unknown>) {
   return { relay, send, sink: relay.sinks["dest.test"]! };
 }
 
-/** The ledger's events as logged: each event with the request id of its line, if any. */
-function ledgerLines(relay: SendRelay) {
-  return relay.relay.logs.forTarget("relay::ledger").map((line) => {
-    const fields = line.fields as { ledger: string; request_id?: string };
-    const event = JSON.parse(fields.ledger) as { event: string; message_id: string };
-    return { event: event.event, messageId: event.message_id, requestId: fields.request_id };
-  });
-}
-
 describe("queue wake-up on acceptance", () => {
   it("delivers an accepted message at once, long before the next tick", async () => {
     const { relay, send, sink } = await listeningRelay({ tick_interval_secs: 3600 });
@@ -99,12 +90,10 @@ describe("queue wake-up on acceptance", () => {
     const sent = await Promise.all(recipients.map((to, index) => send(to, `req-${index}`)));
     await sink.waitForMessages(recipients.length, 10_000);
     await expect
-      .poll(() => ledgerLines(relay).filter((line) => line.event === "delivered").length)
+      .poll(() => relay.ledger().filter((event) => event.event === "delivered").length)
       .toBe(recipients.length);
-    const lines = ledgerLines(relay);
     for (const [index, messageId] of sent.entries()) {
-      const own = lines.filter((line) => line.messageId === messageId);
-      expect(own.map((line) => [line.event, line.requestId])).toEqual([
+      expect(relay.requestIdsOf(messageId)).toEqual([
         ["received", `req-${index}`],
         ["signed", `req-${index}`],
         ["mx_resolved", undefined],
@@ -124,8 +113,7 @@ describe("queue wake-up on acceptance", () => {
     });
     expect(response.json()).toMatchObject({ entregues: 1 });
     expect(sink.messages).toHaveLength(1);
-    const own = ledgerLines(relay).filter((line) => line.messageId === messageId);
-    expect(own.map((line) => [line.event, line.requestId])).toEqual([
+    expect(relay.requestIdsOf(messageId)).toEqual([
       ["received", "req-send"],
       ["signed", "req-send"],
       ["mx_resolved", "req-tick"],

@@ -89,11 +89,22 @@ export class SendRelay {
 
   /** The ledger events emitted so far (parsed `fields.ledger`). */
   ledger(): Array<Record<string, unknown>> {
-    return this.relay.logs
-      .forTarget("relay::ledger")
-      .map(
-        (line) => JSON.parse((line.fields as { ledger: string }).ledger) as Record<string, unknown>,
-      );
+    return this.ledgerLines().map((line) => line.event);
+  }
+
+  /** One message's events in order, each with the request id of its line (none: undefined). */
+  requestIdsOf(messageId: string): Array<[event: unknown, requestId: string | undefined]> {
+    return this.ledgerLines()
+      .filter((line) => line.event.message_id === messageId)
+      .map((line) => [line.event.event, line.requestId]);
+  }
+
+  private ledgerLines() {
+    return this.relay.logs.forTarget("relay::ledger").map((line) => {
+      const fields = line.fields as { ledger: string; request_id?: string };
+      const event = JSON.parse(fields.ledger) as Record<string, unknown>;
+      return { event, requestId: fields.request_id };
+    });
   }
 
   /** The published DKIM records: name → TXT value (its strings joined). */
