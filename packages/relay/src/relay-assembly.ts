@@ -54,6 +54,7 @@ import {
 import type { SubmissionServer } from "./smtp/submission-server.js";
 import { createClientRepository } from "./state/client-repository.js";
 import { createIdempotencyRepository } from "./state/idempotency-repository.js";
+import { withBatchedFinishes } from "./state/queue-finishes.js";
 import { createQueueRepository } from "./state/queue-repository.js";
 import { createQuotaRepository } from "./state/quota-repository.js";
 import { createSuppressionRepository } from "./state/suppression-repository.js";
@@ -117,7 +118,7 @@ export async function assembleRelay(opened: OpenedState): Promise<Relay> {
   const authenticator = createClientAuthenticator(clientRepository);
   const queueRepository = createQueueRepository(db);
   // With RELAY_DATABASE_URL the queue (rows and bodies) is the shared database's.
-  const queue = shared?.queue ?? queueRepository;
+  const queue = shared?.queue ?? withBatchedFinishes(queueRepository);
   // `GET /metrics`: counted from the ledger's events and the accepted submissions.
   const metrics = createRelayMetrics({
     queueCounts: shared?.queueCounts ?? (() => queueRepository.countByState()),

@@ -53,6 +53,24 @@ describe("group commit", () => {
     expect(await Promise.all([fourth, fifth])).toEqual([40, 50]);
   });
 
+  it("gathering for the turn, the items given before the loop's next check phase share one batch", async () => {
+    const { batches, flush, release } = controlledFlush();
+    const commit = createGroupCommit(flush, { gatherMs: "turn" });
+    const first = commit(1);
+    await Promise.resolve();
+    const second = commit(2);
+    expect(batches).toEqual([]);
+    await new Promise((done) => setImmediate(done));
+    expect(batches).toEqual([[1, 2]]);
+    const third = commit(3);
+    release();
+    expect(await Promise.all([first, second])).toEqual([10, 20]);
+    await new Promise((done) => setImmediate(done));
+    expect(batches).toEqual([[1, 2], [3]]);
+    release();
+    expect(await third).toBe(30);
+  });
+
   it("answers nobody before the flush carrying their item is done", async () => {
     const { flush, release } = controlledFlush();
     const commit = createGroupCommit(flush);

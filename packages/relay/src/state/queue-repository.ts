@@ -76,6 +76,8 @@ export interface QueueRepository {
   recordRetry(pk: number, change: { attempts: number; lastError: string; now: number }): void;
   markSent(pk: number, change: { attempts: number; now: number }): void;
   markFailed(pk: number, change: { attempts: number; lastError: string; now: number }): void;
+  /** `markSent` and `markFailed` of several rows in one transaction (`queue-finishes.ts`). */
+  markFinished(rows: readonly FinishedRow[]): void;
 
   // --- The asynchronous queue (src/queue/) ---
 
@@ -126,6 +128,16 @@ export interface QueueRepository {
     failed: number;
     requeued: number;
   };
+}
+
+/** A row's last attempt: `sent`, or `failed` with its error. */
+export interface FinishedRow {
+  pk: number;
+  estado: "sent" | "failed";
+  attempts: number;
+  /** null keeps the row's last error (`sent`). */
+  lastError: string | null;
+  now: number;
 }
 
 /** `GET /queue` filters; absent ones do not filter. */
@@ -183,15 +195,16 @@ export function createQueueRepository(db: Database): QueueRepository {
   >(
     "UPDATE queue SET attempts = @attempts, last_error = @lastError, updated_at = @now WHERE pk = @pk",
   );
-  const setFinished = db.prepare<
-    [{ pk: number; estado: QueueState; attempts: number; lastError: string | null; now: number }],
-    void
-  >(`
+  const setFinished = db.prepare<[FinishedRow], void>(`
     UPDATE queue
        SET estado = @estado, attempts = @attempts, last_error = COALESCE(@lastError, last_error),
            updated_at = @now, finished_at = @now
      WHERE pk = @pk
   `);
+
+  const finishMany = db.transaction((rows: readonly FinishedRow[]) => {
+    for (const row of rows) setFinished.run(row);
+  });
 
   const selectDue = db
     .prepare<[number], number>(
@@ -309,5 +322,6 @@ export function createQueueRepository(db: Database): QueueRepository {
     markFailed(pk, { attempts, lastError, now }) {
       setFinished.run({ pk, estado: "failed", attempts, lastError, now });
     },
+    markFinished: (rows) => finishMany(rows),
   };
 }
