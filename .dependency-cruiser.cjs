@@ -24,7 +24,7 @@ const LAYERS = {
     ["mime", "dns"],
     ["shared"],
     ["state", "config"],
-    ["addresses", "errors.ts", "version.ts"],
+    ["addresses", "errors.ts", "version.ts", "random-hex.ts"],
   ],
   delivery: [
     ["cli.ts"],

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import {
   closeSync,
   constants,
@@ -13,6 +12,7 @@ import { link, readdir, readFile, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, syncFd, syncToDisk } from "@rd/common";
+import { randomHex128 } from "../random-hex.js";
 
 /** Name of the spool directory inside `RELAY_DB` (decisions, "Queue"). */
 export const SPOOL_DIR_NAME = "spool";
@@ -186,7 +186,7 @@ export function createSpoolStore(dir: string): SpoolStore {
   };
 
   async function write(message: Buffer, count: number): Promise<string[]> {
-    const names = Array.from({ length: count }, () => `${randomBytes(16).toString("hex")}.eml`);
+    const names = Array.from({ length: count }, () => `${randomHex128()}.eml`);
     const created: string[] = [];
     try {
       const [first, ...others] = names;

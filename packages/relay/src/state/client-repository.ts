@@ -56,6 +56,13 @@ export function createClientRepository(db: Database): ClientRepository {
     "UPDATE clients SET active = ? WHERE client_id = ?",
   );
   const remove = db.prepare<[string]>("DELETE FROM clients WHERE client_id = ?");
+  // The rows found, kept until this repository changes them (only the relay's own process
+  // writes its database): `find` sits on every request's credential check.
+  const found = new Map<string, ClientRecord>();
+  const changed = (clientId: string, changes: number) => {
+    found.delete(clientId);
+    return changes > 0;
+  };
 
   return {
     async insert(client) {
@@ -67,13 +74,20 @@ export function createClientRepository(db: Database): ClientRepository {
     },
     list: () => list.all().map(toRecord),
     find(clientId) {
+      let client = found.get(clientId);
+      if (client) return client;
       const row = find.get(clientId);
-      return row && toRecord(row);
+      if (!row) return undefined;
+      client = toRecord(row);
+      found.set(clientId, client);
+      return client;
     },
-    setSecretHash: async (clientId, hash) => setSecret.run(hash, clientId).changes > 0,
+    setSecretHash: async (clientId, hash) =>
+      changed(clientId, setSecret.run(hash, clientId).changes),
     setDomains: async (clientId, domains) =>
-      setDomains.run(JSON.stringify(domains), clientId).changes > 0,
-    setActive: async (clientId, active) => setActive.run(active ? 1 : 0, clientId).changes > 0,
-    delete: async (clientId) => remove.run(clientId).changes > 0,
+      changed(clientId, setDomains.run(JSON.stringify(domains), clientId).changes),
+    setActive: async (clientId, active) =>
+      changed(clientId, setActive.run(active ? 1 : 0, clientId).changes),
+    delete: async (clientId) => changed(clientId, remove.run(clientId).changes),
   };
 }

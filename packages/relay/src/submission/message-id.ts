@@ -1,6 +1,6 @@
-import { randomBytes } from "node:crypto";
+import { randomHex128 } from "../random-hex.js";
 
 /** A fresh, globally unique `Message-ID` in angle-bracketed form, on the sender's domain. */
 export function createMessageId(domain: string): string {
-  return `<${randomBytes(16).toString("hex")}@${domain}>`;
+  return `<${randomHex128()}@${domain}>`;
 }
