@@ -33,8 +33,10 @@ export interface ClientAuthenticator {
 /**
  * A verified credential is cached under an HMAC of id and secret keyed by a per-process random
  * key, so the cache never holds a secret or a value that could be checked offline. A cache hit
- * still reads the client's row (a primary-key lookup), so a disabled, rotated or deleted client
- * and a changed domain list are seen at the next request even without `forget`.
+ * still asks the repository for the client's current row (from memory: the embedded store
+ * keeps the rows it found until it changes them, the shared one its copy until the next
+ * refresh), so a disabled, rotated or deleted client and a changed domain list are seen at the
+ * next request even without `forget`.
  */
 export function createClientAuthenticator(clients: ClientRepository): ClientAuthenticator {
   const cacheKey = randomBytes(32);
