@@ -1,5 +1,11 @@
 import { createGroupCommit } from "./group-commit.js";
-import type { FinishedRow, QueueRepository, QueueStore } from "./queue-repository.js";
+import {
+  type FinishedRow,
+  failedRow,
+  type QueueRepository,
+  type QueueStore,
+  sentRow,
+} from "./queue-repository.js";
 
 /**
  * The embedded queue as its users see it: the rows that reach `sent` or `failed` in one turn of
@@ -18,9 +24,7 @@ export function withBatchedFinishes(repository: QueueRepository): QueueStore {
   );
   return {
     ...repository,
-    markSent: (pk, { attempts, now }) =>
-      finish({ pk, estado: "sent", attempts, lastError: null, now }),
-    markFailed: (pk, { attempts, lastError, now }) =>
-      finish({ pk, estado: "failed", attempts, lastError, now }),
+    markSent: (pk, change) => finish(sentRow(pk, change)),
+    markFailed: (pk, change) => finish(failedRow(pk, change)),
   };
 }

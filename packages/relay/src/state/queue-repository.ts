@@ -140,6 +140,27 @@ export interface FinishedRow {
   now: number;
 }
 
+/** The update of `markSent`: the row's last temporary error, if any, is kept. */
+export const sentRow = (pk: number, change: { attempts: number; now: number }): FinishedRow => ({
+  pk,
+  estado: "sent",
+  attempts: change.attempts,
+  lastError: null,
+  now: change.now,
+});
+
+/** The update of `markFailed`. */
+export const failedRow = (
+  pk: number,
+  change: { attempts: number; lastError: string; now: number },
+): FinishedRow => ({
+  pk,
+  estado: "failed",
+  attempts: change.attempts,
+  lastError: change.lastError,
+  now: change.now,
+});
+
 /** `GET /queue` filters; absent ones do not filter. */
 export interface QueueFilters {
   estado?: QueueState;
@@ -316,11 +337,11 @@ export function createQueueRepository(db: Database): QueueRepository {
     recordRetry(pk, { attempts, lastError, now }) {
       setRetry.run({ pk, attempts, lastError, now });
     },
-    markSent(pk, { attempts, now }) {
-      setFinished.run({ pk, estado: "sent", attempts, lastError: null, now });
+    markSent(pk, change) {
+      setFinished.run(sentRow(pk, change));
     },
-    markFailed(pk, { attempts, lastError, now }) {
-      setFinished.run({ pk, estado: "failed", attempts, lastError, now });
+    markFailed(pk, change) {
+      setFinished.run(failedRow(pk, change));
     },
     markFinished: (rows) => finishMany(rows),
   };

@@ -1,6 +1,4 @@
 import { systemClock } from "@rd/common";
-import { makeTempDir } from "@rd/common/test-kit";
-import type { Database } from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createDnsResolver } from "../../src/dns/dns-resolver.js";
 import type { DeliveryEvent } from "../../src/outbound/delivery-events.js";
@@ -10,8 +8,8 @@ import {
   RECIPIENTS_IN_FLIGHT,
 } from "../../src/outbound/outbound.js";
 import { createQueueRepository, type QueueRepository } from "../../src/state/queue-repository.js";
-import { openStateDatabase } from "../../src/state/state-database.js";
 import { type SmtpSink, type SmtpSinkOptions, startSmtpSink } from "../fixtures/smtp-sink.js";
+import { useScratchState } from "../helpers/scratch-state.js";
 
 const MESSAGE_ID = "<outbound-1@sender.test>";
 const RAW = Buffer.from(
@@ -21,20 +19,15 @@ const RAW = Buffer.from(
 /** The relay's clock, which stamps the queue rows. */
 const CLOCK_MS = Date.UTC(2026, 0, 2, 3, 4, 5);
 
-let dir: { path: string; remove(): Promise<void> };
-let db: Database;
+const state = useScratchState("relay-outbound-");
 let queue: QueueRepository;
 const sinks: SmtpSink[] = [];
 
-beforeEach(async () => {
-  dir = await makeTempDir("relay-outbound-");
-  db = openStateDatabase(dir.path);
-  queue = createQueueRepository(db);
+beforeEach(() => {
+  queue = createQueueRepository(state.db);
 });
 afterEach(async () => {
   await Promise.all(sinks.splice(0).map((s) => s.close()));
-  db.close();
-  await dir.remove();
 });
 
 async function sink(options: SmtpSinkOptions = {}): Promise<SmtpSink> {
@@ -83,7 +76,9 @@ function message(recipients: string[], domain = "sender.test") {
 }
 
 function rows() {
-  return db.prepare("SELECT * FROM queue ORDER BY pk").all() as Array<Record<string, unknown>>;
+  return state.db.prepare("SELECT * FROM queue ORDER BY pk").all() as Array<
+    Record<string, unknown>
+  >;
 }
 
 describe("outbound delivery", () => {
