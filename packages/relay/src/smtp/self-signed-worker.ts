@@ -6,7 +6,7 @@ import { generateKeyPair } from "node:crypto";
 import { promisify } from "node:util";
 import { parentPort, workerData } from "node:worker_threads";
 import selfsigned from "selfsigned";
-import type { TlsCertificate } from "./tls-certificate.js";
+import { firstAccepted, type TlsCertificate } from "./tls-certificate.js";
 
 // A generated certificate is valid this long; a new one is made at every boot anyway.
 const SELF_SIGNED_DAYS = 365;
@@ -47,4 +47,4 @@ async function selfSigned(hostname: string): Promise<TlsCertificate> {
 }
 
 if (!parentPort) throw new Error("self-signed-worker runs only as a worker thread");
-parentPort.postMessage(await selfSigned(workerData as string));
+parentPort.postMessage(await firstAccepted(() => selfSigned(workerData as string)));

@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { createSecureContext } from "node:tls";
 import { Worker } from "node:worker_threads";
 import { ConfigError, compiledModuleUrl } from "@rd/common";
 
@@ -50,4 +51,25 @@ function selfSigned(hostname: string): Promise<TlsCertificate> {
     worker.once("error", reject);
     worker.once("exit", (code) => reject(new Error(`the certificate's thread exited (${code})`)));
   });
+}
+
+/**
+ * The first pair `make` gives that OpenSSL accepts, out of `attempts`. NOTE: Node 24's OpenSSL
+ * rarely refused a self-signed pair encoded by node-forge (`asn1 encoding routines::illegal
+ * padding`, seen twice in CI, never in thousands of probes; not pinned): such a pair is made
+ * again rather than failing the boot.
+ */
+export async function firstAccepted(
+  make: () => Promise<TlsCertificate>,
+  attempts = 5,
+): Promise<TlsCertificate> {
+  for (let attempt = 1; ; attempt += 1) {
+    const pair = await make();
+    try {
+      createSecureContext(pair);
+      return pair;
+    } catch (error) {
+      if (attempt >= attempts) throw error;
+    }
+  }
 }

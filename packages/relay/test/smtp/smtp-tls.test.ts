@@ -8,7 +8,7 @@ import { promisify } from "node:util";
 import { ConfigError } from "@rd/common";
 import { makeTempDir } from "@rd/common/test-kit";
 import { afterAll, describe, expect, it } from "vitest";
-import { loadTlsCertificate } from "../../src/smtp/tls-certificate.js";
+import { firstAccepted, loadTlsCertificate } from "../../src/smtp/tls-certificate.js";
 import { TestRelay } from "../helpers/relay-harness.js";
 import { SmtpRelay } from "./smtp-harness.js";
 
@@ -98,5 +98,22 @@ describe("SMTP submission certificate", () => {
     });
     await expect(started).rejects.toBeInstanceOf(ConfigError);
     await expect(started).rejects.toThrow(/smtp_tls_key/);
+  });
+});
+
+describe("the self-signed certificate", () => {
+  it("is made again when OpenSSL refuses a pair, and the refusal is thrown after the last attempt", async () => {
+    const good = await loadTlsCertificate({
+      certPath: undefined,
+      keyPath: undefined,
+      hostname: "relay.test",
+      where: "test",
+    });
+    const refused = { key: good.key.replace(/[A-Za-z]/, "!"), cert: good.cert };
+    const pairs = [refused, refused, good];
+    let made = 0;
+    await expect(firstAccepted(async () => pairs[made++] as typeof good)).resolves.toBe(good);
+    expect(made).toBe(3);
+    await expect(firstAccepted(async () => refused, 2)).rejects.toThrow();
   });
 });
