@@ -54,10 +54,11 @@ function selfSigned(hostname: string): Promise<TlsCertificate> {
 }
 
 /**
- * The first pair `make` gives that OpenSSL accepts, out of `attempts`. NOTE: Node 24's OpenSSL
- * rarely refused a self-signed pair encoded by node-forge (`asn1 encoding routines::illegal
- * padding`, seen twice in CI, never in thousands of probes; not pinned): such a pair is made
- * again rather than failing the boot.
+ * The first pair `make` gives that OpenSSL accepts, out of `attempts`. NOTE: OpenSSL rarely
+ * refused a self-signed pair encoded by node-forge (`asn1 encoding routines::illegal padding`,
+ * seen twice in CI). One cause gives exactly that error: selfsigned's random serial starting
+ * with two zero bytes, of which node-forge drops only one (one certificate in 65,536). Such a
+ * pair is made again rather than failing the boot.
  */
 export async function firstAccepted(
   make: () => Promise<TlsCertificate>,
