@@ -32,6 +32,10 @@ async function certificateAfterStartTls(relay: SmtpRelay): Promise<PeerCertifica
   });
 }
 
+/** A self-signed pair for `hostname`, made as the relay makes its own. */
+const selfSigned = (hostname: string) =>
+  loadTlsCertificate({ certPath: undefined, keyPath: undefined, hostname, where: "test" });
+
 describe("SMTP submission certificate", () => {
   const cleanups: Array<() => Promise<void>> = [];
   afterAll(async () => {
@@ -66,12 +70,7 @@ describe("SMTP submission certificate", () => {
   });
 
   it("presents the configured smtp_tls_cert and smtp_tls_key (paths relative to the config file)", async () => {
-    const pems = await loadTlsCertificate({
-      certPath: undefined,
-      keyPath: undefined,
-      hostname: "configured.relay.test",
-      where: "test",
-    });
+    const pems = await selfSigned("configured.relay.test");
     const relay = await SmtpRelay.start();
     cleanups.push(() => relay.close());
     // The files beside this relay's configuration, then a second relay on the same directory.
@@ -103,12 +102,7 @@ describe("SMTP submission certificate", () => {
 
 describe("the self-signed certificate", () => {
   it("is made again when OpenSSL refuses a pair, and the refusal is thrown after the last attempt", async () => {
-    const good = await loadTlsCertificate({
-      certPath: undefined,
-      keyPath: undefined,
-      hostname: "relay.test",
-      where: "test",
-    });
+    const good = await selfSigned("relay.test");
     const refused = { key: good.key.replace(/[A-Za-z]/, "!"), cert: good.cert };
     const pairs = [refused, refused, good];
     let made = 0;
