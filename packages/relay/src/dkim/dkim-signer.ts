@@ -94,7 +94,7 @@ export function createDkimSigner(options: DkimSignerOptions = {}): DkimSigner {
       const signed = headerFields(headerBlock)
         .filter((field) => SIGNED_FIELD_NAMES.has(field.name.toLowerCase()))
         .reverse();
-      const bodyHash = await relaxedBodyHash(body);
+      const bodyHash = relaxedBodyHash(body);
       const tags = [
         "v=1",
         `a=${DKIM_ALGORITHM}`,
