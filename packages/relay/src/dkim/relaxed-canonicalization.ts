@@ -45,7 +45,7 @@ export function relaxedBody(body: string): string {
  * thread pool, but copied the body into the job and wiped the copy after: the thirtieth
  * session's probe (1 MiB `/send-raw`, two series of four alternations) measured 7–10% less relay
  * CPU a message and 3–7% more messages a second with the hash here (128 KiB: 4.6% less, 5% more),
- * at some 0.7 ms of the event loop a MiB (this machine, idle).
+ * at some 0.7 ms of the event loop a MiB (that Intel model-167 machine, idle; bench/ROUNDS.md).
  */
 export function relaxedBodyHash(body: Buffer): string {
   const hash = createHash("sha256");
