@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { toCrlf } from "../mime/message-parts.js";
 import { asciiBytesOf, LONG_STRING_BYTES, parseWithLongStrings } from "./long-json-strings.js";
 
 const long = (piece: string) => piece.repeat(Math.ceil(LONG_STRING_BYTES / piece.length) + 1);
@@ -72,6 +73,45 @@ describe("parsing JSON with long string values", () => {
     expect(asciiBytesOf(parsed, "short")).toBeUndefined();
     expect(asciiBytesOf(parsed.list, "0")).toBeUndefined();
     expect(asciiBytesOf(JSON.parse(text), "raw")).toBeUndefined();
+  });
+
+  it("marks the long values whose every line end is CRLF: toCrlf takes them without a scan", () => {
+    // Long values as written on the wire (JSON escapes), with the line ends a raw message may have.
+    const crlfOnly = [long("line\\r\\n"), long("line\\u000D\\u000a"), long("abcd")];
+    const bare = [
+      `${long("line\\r\\n")}x\\ny`,
+      `\\n${long("line\\r\\n")}`,
+      `${long("line\\r\\n")}x\\ry`,
+      `${long("line\\r\\n")}\\r`,
+      `${long("line\\r\\n")}\\r\\r\\n`,
+      long("line\\n\\r"),
+    ];
+    const decodedRaw = (escaped: string) => {
+      const parsed = parseWithLongStrings(ascii(`{"raw":"${escaped}"}`)) as { raw: string };
+      const bytes = asciiBytesOf(parsed, "raw") as Buffer;
+      expect(bytes).toEqual(Buffer.from(parsed.raw, "latin1"));
+      return bytes;
+    };
+    const scans = vi.spyOn(Buffer.prototype, "indexOf");
+    try {
+      for (const escaped of crlfOnly) {
+        const bytes = decodedRaw(escaped);
+        scans.mockClear();
+        expect(toCrlf(bytes)).toBe(bytes);
+        expect(scans).not.toHaveBeenCalled();
+      }
+      for (const escaped of bare) {
+        const bytes = decodedRaw(escaped);
+        scans.mockClear();
+        const normalised = toCrlf(bytes);
+        expect(scans).toHaveBeenCalled();
+        // What a copy (never marked) gives: every bare end made CRLF.
+        expect(normalised).toEqual(toCrlf(Buffer.from(bytes)));
+        expect(normalised.toString("latin1")).not.toMatch(/\r(?!\n)|(?<!\r)\n/);
+      }
+    } finally {
+      scans.mockRestore();
+    }
   });
 
   it("throws JSON.parse's error for a malformed text around a long value", () => {
