@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import mimeFuncs from "nodemailer/lib/mime-funcs/index.js";
 import { Errors } from "../errors.js";
+import { prepend } from "../mime/headroom.js";
 import {
   headerFields,
   type MessageParts,
@@ -123,7 +124,7 @@ export function createDkimSigner(options: DkimSignerOptions = {}): DkimSigner {
         ),
         76,
       );
-      return Buffer.concat([Buffer.from(`${header}\r\n`, "latin1"), head, body]);
+      return prepend(Buffer.from(`${header}\r\n`, "latin1"), [head, body]);
     },
     retain(keyPaths) {
       const kept = new Set(keyPaths);

@@ -1,5 +1,6 @@
 import { isAscii } from "node:buffer";
 import { randomBytes } from "node:crypto";
+import { allocWithHeadroom } from "../mime/headroom.js";
 import { markCrlfOnly } from "../mime/message-parts.js";
 
 /** String values from this many octets on are decoded by `parseWithLongStrings` itself. */
@@ -115,7 +116,7 @@ function isJsonSpace(octet: number): boolean {
  * copied natively gained nothing: a call per 76 octets costs what it saves.
  */
 function decodeLiteral(text: Buffer, start: number, end: number): Buffer | undefined {
-  const decoded = Buffer.allocUnsafe(end - start);
+  const decoded = allocWithHeadroom(end - start);
   const input = new DataView(text.buffer, text.byteOffset, text.byteLength);
   const output = new DataView(decoded.buffer, decoded.byteOffset, decoded.byteLength);
   let length = 0;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { HEADROOM_FROM_BYTES, prepend } from "./headroom.js";
 import { headerFields, splitMessage, toCrlf } from "./message-parts.js";
 
 describe("toCrlf", () => {
@@ -10,6 +11,15 @@ describe("toCrlf", () => {
     ["8-bit octets untouched", "\u00e9\u00ff\n", "\u00e9\u00ff\r\n"],
   ])("%s", (_case, input, output) => {
     expect(toCrlf(Buffer.from(input, "latin1")).toString("latin1")).toBe(output);
+  });
+
+  it("gives a large converted message headroom, so the headers put before it are not a copy", () => {
+    const large = toCrlf(Buffer.alloc(HEADROOM_FROM_BYTES, "a\n"));
+    expect(large.length).toBe(HEADROOM_FROM_BYTES * 1.5);
+    expect(prepend(Buffer.from("X: 1\r\n"), [large]).buffer).toBe(large.buffer);
+    // Under the threshold (and over Node's pool, whose memory a copy may share).
+    const small = toCrlf(Buffer.alloc(HEADROOM_FROM_BYTES / 2 - 2, "a\n"));
+    expect(prepend(Buffer.from("X: 1\r\n"), [small]).buffer).not.toBe(small.buffer);
   });
 
   it("converts bare line ends in time linear in their number (8 MiB costs < 24x 1 MiB)", () => {

@@ -3,6 +3,8 @@
  * character per octet): the header block, its fields, the body. Single passes, linear in size.
  */
 
+import { allocWithHeadroom, HEADROOM_FROM_BYTES } from "./headroom.js";
+
 const CRLF = "\r\n";
 const CR = 0x0d;
 const LF = 0x0a;
@@ -30,7 +32,8 @@ export function toCrlf(input: Buffer): Buffer {
   if (crlfOnly.has(input)) return input;
   const bare = bareLineEnds(input);
   if (bare === 0) return input;
-  const output = Buffer.allocUnsafe(input.length + bare);
+  const size = input.length + bare;
+  const output = size < HEADROOM_FROM_BYTES ? Buffer.allocUnsafe(size) : allocWithHeadroom(size);
   let at = 0;
   for (let index = 0; index < input.length; index += 1) {
     const byte = input[index] as number;

@@ -1,4 +1,5 @@
 import type { Readable } from "node:stream";
+import { allocWithHeadroom, HEADROOM_FROM_BYTES } from "../mime/headroom.js";
 
 /** What DATA brought: the message, or only its size when it went over the cap. */
 export type CollectedMessage =
@@ -30,8 +31,17 @@ export function collectMessage(stream: Readable, maxBytes: number): Promise<Coll
       resolve(
         bytes > maxBytes
           ? { oversize: true, bytes }
-          : { oversize: false, raw: Buffer.concat(chunks, bytes) },
+          : { oversize: false, raw: joinChunks(chunks, bytes) },
       );
     });
   });
+}
+
+/** The chunks as one Buffer; a large one with headroom for the headers the relay adds. */
+function joinChunks(chunks: readonly Buffer[], bytes: number): Buffer {
+  if (bytes < HEADROOM_FROM_BYTES) return Buffer.concat(chunks, bytes);
+  const raw = allocWithHeadroom(bytes);
+  let at = 0;
+  for (const chunk of chunks) at += chunk.copy(raw, at);
+  return raw;
 }

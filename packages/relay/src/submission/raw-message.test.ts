@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { allocWithHeadroom } from "../mime/headroom.js";
 import { MAX_HEADER_BLOCK_BYTES } from "./header-limit.js";
 import { type PreparedRawMessage, parseHeaderBlock, prepareRawMessage } from "./raw-message.js";
 
@@ -201,6 +202,20 @@ describe("prepareRawMessage on bytes", () => {
     );
     expect(body.equals(raw.subarray(raw.indexOf("\r\n\r\n") + 4))).toBe(true);
     expect(body.buffer).toBe(raw.buffer);
+  });
+
+  it("writes the headers it adds into a large message's headroom: head and body one view", () => {
+    const text = `From: ana@example.test\r\nSubject: x\r\n\r\n${"body\r\n".repeat(1000)}`;
+    const raw = allocWithHeadroom(text.length);
+    raw.write(text, "latin1");
+    const { head, body } = prepareRawMessage(raw, context).message;
+    expect(head.toString("latin1")).toBe(
+      "Date: Wed, 04 Mar 2026 05:06:07 +0000\r\nMessage-ID: <generated@example.test>\r\n" +
+        "From: ana@example.test\r\nSubject: x\r\n\r\n",
+    );
+    expect(body.equals(raw.subarray(raw.indexOf("\r\n\r\n") + 4))).toBe(true);
+    expect(head.buffer).toBe(raw.buffer);
+    expect(head.byteOffset + head.length).toBe(body.byteOffset);
   });
 
   it("encodes a JSON string as UTF-8", () => {

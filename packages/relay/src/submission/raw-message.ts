@@ -1,6 +1,7 @@
 import addressparser from "nodemailer/lib/addressparser/index.js";
 import { domainOf } from "../addresses/email-address.js";
 import { Errors } from "../errors.js";
+import { prepend } from "../mime/headroom.js";
 import { headerFields, type MessageParts, splitMessage, toCrlf } from "../mime/message-parts.js";
 import { checkHeaderBlockSize } from "./header-limit.js";
 
@@ -78,9 +79,9 @@ export function prepareRawMessage(
 
   const prefix = Buffer.from(added.map((line) => line + CRLF).join(""), "latin1");
   const headEnd = bodyStart ?? normalised.length;
-  const head = [prefix, normalised.subarray(0, headEnd), endOfHeader(normalised, bodyStart)];
+  const head = [normalised.subarray(0, headEnd), endOfHeader(normalised, bodyStart)];
   return {
-    message: { head: Buffer.concat(head), body: normalised.subarray(headEnd) },
+    message: { head: prepend(prefix, head), body: normalised.subarray(headEnd) },
     messageId,
     subjectLength: (fieldValue(fields, "subject") ?? "").length,
     bodyBytes: bodyStart === null ? 0 : normalised.length - bodyStart,

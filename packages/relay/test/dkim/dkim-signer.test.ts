@@ -6,7 +6,9 @@ import { dkimVerify } from "mailauth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDkimSigner, SIGNED_HEADERS } from "../../src/dkim/dkim-signer.js";
 import { createDnsResolver } from "../../src/dns/dns-resolver.js";
+import { asciiBytesOf, parseWithLongStrings } from "../../src/http/long-json-strings.js";
 import { messageParts } from "../../src/mime/message-parts.js";
+import { prepareRawMessage } from "../../src/submission/raw-message.js";
 import { type DnsServer, startDnsServer } from "../fixtures/dns-server.js";
 
 function rsaKeyPair() {
@@ -118,6 +120,33 @@ describe("createDkimSigner", () => {
       expect((await verify(fromParts))[0]?.status.result).toBe("pass");
     }
     expect(messageParts(headerOnly).body.length).toBe(0);
+  });
+
+  it("signs a long /send-raw message where the JSON decoder wrote it, without copying it", async () => {
+    const keyPath = join(dir.path, "in-place.pem");
+    await writeFile(keyPath, first.pem);
+    const signer = createDkimSigner({ now: () => new Date("2026-03-04T00:00:00Z") });
+    const raw = `From: a@example.test\r\nSubject: long\r\n\r\n${"x".repeat(76).concat("\r\n").repeat(2000)}`;
+    const parsed = parseWithLongStrings(Buffer.from(JSON.stringify({ raw }))) as object;
+    const decoded = asciiBytesOf(parsed, "raw") as Buffer;
+    const prepared = prepareRawMessage(decoded, {
+      envelopeDomain: "example.test",
+      newMessageId: () => "<long@example.test>",
+      now: new Date("2026-03-04T00:00:00Z"),
+    });
+    const signed = await signer.sign(prepared.message, {
+      domain: "example.test",
+      selector: "relay",
+      keyPath,
+    });
+    expect(signed.buffer).toBe(decoded.buffer);
+    // The headers the relay adds, then the message as the client wrote it.
+    expect(signed.toString("latin1")).toMatch(
+      /^DKIM-Signature: .*\r\nDate: .*\r\nMessage-ID: <long@example.test>\r\n/s,
+    );
+    expect(signed.subarray(signed.length - decoded.length).equals(decoded)).toBe(true);
+    expect(decoded.toString("latin1")).toBe(raw);
+    expect((await verify(signed))[0]?.status.result).toBe("pass");
   });
 
   it("signs in time linear in the number of folded header lines", async () => {
