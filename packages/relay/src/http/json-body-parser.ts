@@ -4,6 +4,16 @@ import fastify from "fastify";
 import secureJson from "secure-json-parse";
 import { LONG_STRING_BYTES, parseWithLongStrings } from "./long-json-strings.js";
 
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /**
+     * A top-level key of this route's body whose long ASCII value the handler reads with
+     * `asciiBytesOf` only (`parseWithLongStrings`): the body holds a stand-in string for it.
+     */
+    octetsOnly?: string;
+  }
+}
+
 const { FST_ERR_CTP_EMPTY_JSON_BODY, FST_ERR_CTP_INVALID_JSON_BODY } = fastify.errorCodes;
 const POISONING = { protoAction: "error", constructorAction: "error" } as const;
 const BOM = 0xfeff;
@@ -22,14 +32,14 @@ const BOM = 0xfeff;
  */
 export function useJsonBodyParser(app: FastifyInstance): void {
   app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (_request, body, done) => {
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (request, body, done) => {
     if (body.length === 0) {
       done(new FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
       return;
     }
     let parsed: unknown;
     try {
-      parsed = parse(body as Buffer);
+      parsed = parse(body as Buffer, request.routeOptions.config.octetsOnly);
       if (parsed !== null && typeof parsed === "object") secureJson.scan(parsed, POISONING);
     } catch {
       done(new FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
@@ -46,12 +56,13 @@ export function useJsonBodyParser(app: FastifyInstance): void {
  * outside the relay: 1.9 → 1.3 ms of CPU a body, one collection instead of two). A large ASCII
  * body's long string values are decoded outside the heap too (`parseWithLongStrings`).
  */
-function parse(body: Buffer): unknown {
+function parse(body: Buffer, octetsOnly: string | undefined): unknown {
   if (!isAscii(body)) {
     const text = body.toString("utf8");
     // As secure-json-parse: a byte order mark is dropped.
     return JSON.parse(text.charCodeAt(0) === BOM ? text.slice(1) : text);
   }
-  const long = body.length >= LONG_STRING_BYTES ? parseWithLongStrings(body) : undefined;
+  const long =
+    body.length >= LONG_STRING_BYTES ? parseWithLongStrings(body, octetsOnly) : undefined;
   return long !== undefined ? long : JSON.parse(body.toString("latin1"));
 }

@@ -1,6 +1,11 @@
 import { describe, expect, it, vi } from "vitest";
 import { toCrlf } from "../mime/message-parts.js";
-import { asciiBytesOf, LONG_STRING_BYTES, parseWithLongStrings } from "./long-json-strings.js";
+import {
+  asciiBytesOf,
+  LONG_STRING_BYTES,
+  parseWithLongStrings,
+  standIn,
+} from "./long-json-strings.js";
 
 const long = (piece: string) => piece.repeat(Math.ceil(LONG_STRING_BYTES / piece.length) + 1);
 const ascii = (text: string) => Buffer.from(text, "latin1");
@@ -73,6 +78,22 @@ describe("parsing JSON with long string values", () => {
     expect(asciiBytesOf(parsed, "short")).toBeUndefined();
     expect(asciiBytesOf(parsed.list, "0")).toBeUndefined();
     expect(asciiBytesOf(JSON.parse(text), "raw")).toBeUndefined();
+  });
+
+  it("stands in for the top-level octetsOnly value when it is long and ASCII, for no other", () => {
+    const message = long("a\\r\\n");
+    const text = `{"raw":"${message}","deep":{"raw":"${message}"},"other":"${message}"}`;
+    const whole = JSON.parse(text);
+    const parsed = parseWithLongStrings(ascii(text), "raw") as typeof whole;
+    const octets = asciiBytesOf(parsed, "raw") as Buffer;
+    expect(octets.toString("latin1")).toBe(whole.raw);
+    expect(parsed).toEqual({ ...whole, raw: standIn(octets) });
+    expect(parsed.raw).toBe(`(${octets.length} ASCII octets, read with asciiBytesOf)`);
+    // Not ASCII, or short: the value itself, as JSON.parse gives it.
+    for (const raw of [long("\\u00e9"), "short"]) {
+      const other = `{"raw":"${raw}"}`;
+      expect(parseWithLongStrings(ascii(other), "raw")).toEqual(JSON.parse(other));
+    }
   });
 
   it("marks the long values whose every line end is CRLF: toCrlf takes them without a scan", () => {

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useJsonBodyParser } from "../../src/http/json-body-parser.js";
+import { asciiBytesOf, standIn } from "../../src/http/long-json-strings.js";
 
 /** An app that echoes the parsed body, or answers the parser's error as Fastify does. */
 async function echoApp(patched: boolean): Promise<FastifyInstance> {
@@ -92,6 +93,35 @@ describe("the JSON body parser", () => {
       status: expected.statusCode,
       body: expected.body,
     });
+  });
+
+  it("gives a route with octetsOnly its long ASCII value as octets, with a stand-in in the body", async () => {
+    const app = Fastify({ logger: false, bodyLimit: 4 * 1024 * 1024 });
+    useJsonBodyParser(app);
+    for (const [url, config] of [
+      ["/octets", { octetsOnly: "raw" }],
+      ["/text", {}],
+    ] as const) {
+      app.post(url, { config }, async (request) => ({
+        raw: (request.body as { raw: string }).raw,
+        octets: asciiBytesOf(request.body as object, "raw")?.toString("latin1"),
+      }));
+    }
+    const raw = `Subject: x\r\n\r\n${"line\r\n".repeat(20_000)}`;
+    const payload = JSON.stringify({ from: "a@b.test", raw });
+    const answer = async (url: string) =>
+      (
+        await app.inject({
+          method: "POST",
+          url,
+          payload,
+          headers: { "content-type": "application/json" },
+        })
+      ).json();
+    const octets = await answer("/octets");
+    expect(octets).toEqual({ raw: standIn(Buffer.from(raw)), octets: raw });
+    expect(await answer("/text")).toEqual({ raw, octets: raw });
+    await app.close();
   });
 
   it("refuses a hostile key hidden far into a large body", async () => {

@@ -74,7 +74,7 @@ export function sendRoutes(app: RelayApp, deps: AppDeps): void {
     "/send-raw",
     {
       bodyLimit: SEND_RAW_BODY_LIMIT,
-      config: { auth: "client" },
+      config: { auth: "client", octetsOnly: "raw" },
       onError,
       preParsing: digestIdempotentBody,
       schema: {
@@ -89,7 +89,8 @@ export function sendRoutes(app: RelayApp, deps: AppDeps): void {
         // The guard authenticated the client on this `client` route.
         const client = request.client;
         if (!client) throw new Error("client route reached without a client");
-        // A long ASCII message's octets as the body parser decoded them: its UTF-8 already.
+        // A long ASCII message's octets as the body parser decoded them (its UTF-8 already); the
+        // body holds a stand-in for them (`octetsOnly`).
         const raw = asciiBytesOf(request.body, "raw") ?? request.body.raw;
         return answer(
           await submission.submitRaw(client, { ...request.body, raw }, { requestId: request.id }),
