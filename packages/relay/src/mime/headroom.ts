@@ -2,9 +2,10 @@
  * Free octets kept in front of a large message, so that what the relay puts before it (a missing
  * `Date` or `Message-ID`, then the `DKIM-Signature`) is written into them instead of copying the
  * whole message behind it.
- * NOTE: a copy of a 1 MiB message lives until its delivery. Without it (1 MiB `/send-raw`, 20 in
- * flight, eight alternations): peak RSS 291–325 MiB against 328–376, accepted 3–4% faster in every
- * pair, the relay's CPU a message the same (bench/ROUNDS.md, thirty-second session).
+ * NOTE: a copy of a 1 MiB message lives until its delivery. Without it, alternating builds, 20 in
+ * flight: `/send-raw` peak RSS 9–11% lower, accepted 3–4% faster in eight pairs of eight, the
+ * relay's CPU a message the same; SMTP 6% less CPU a message, peak RSS 20% lower (bench/ROUNDS.md,
+ * thirty-second session).
  */
 
 /** Octets reserved: a `DKIM-Signature` of RSA-2048 with `Date` and `Message-ID` takes some 0.7 KiB. */
