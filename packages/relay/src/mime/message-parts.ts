@@ -88,7 +88,9 @@ export function splitMessage(message: Buffer): { headerBlock: string; bodyStart:
 
 /**
  * A message as its head (the header block, through the empty line that ends it) and its body:
- * apart, so that a large body is copied once, when its signature is put before it.
+ * apart, so that a large body is not copied when headers are added to its head. It is copied
+ * once, when its signature is put before it, unless the two lie back to back after free octets
+ * (`prepend`, `mime/headroom.ts`).
  */
 export interface MessageParts {
   readonly head: Buffer;
