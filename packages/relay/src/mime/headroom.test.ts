@@ -1,3 +1,5 @@
+import { once } from "node:events";
+import { MessageChannel } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
 import { allocWithHeadroom, HEADROOM_BYTES, prepend } from "./headroom.js";
 
@@ -9,6 +11,23 @@ function withHeadroom(text: string): Buffer {
 }
 
 const latin1 = (bytes: Buffer) => bytes.toString("latin1");
+
+describe("allocWithHeadroom", () => {
+  it("gives shared memory: a message posted to a thread is shared there, not copied", async () => {
+    const message = prepend(Buffer.from("Sig: 1\r\n"), [withHeadroom("body")]);
+    const { port1, port2 } = new MessageChannel();
+    try {
+      port1.postMessage(message);
+      const [received] = (await once(port2, "message")) as [Uint8Array];
+      expect(received.buffer).toBeInstanceOf(SharedArrayBuffer);
+      expect(Buffer.from(received).toString("latin1")).toBe("Sig: 1\r\nbody");
+      message.write("B", message.length - 4, "latin1");
+      expect(Buffer.from(received).toString("latin1")).toBe("Sig: 1\r\nBody");
+    } finally {
+      port1.close();
+    }
+  });
+});
 
 describe("prepend", () => {
   it("writes the prefix into the headroom: the result is a view, nothing copied", () => {
