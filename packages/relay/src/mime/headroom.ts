@@ -12,8 +12,8 @@
 export const HEADROOM_BYTES = 2048;
 
 /**
- * Messages from this size on are given headroom: below it, copying the message costs less than
- * an allocation of its own (a smaller Buffer comes from Node's shared pool).
+ * Messages from this size on are given headroom (`allocForMessage`); a smaller one's copy costs
+ * little. The JSON decoder's threshold (`LONG_STRING_BYTES`), not measured on its own.
  */
 export const HEADROOM_FROM_BYTES = 64 * 1024;
 
@@ -31,6 +31,11 @@ export function allocWithHeadroom(size: number): Buffer {
   const whole = Buffer.from(new SharedArrayBuffer(HEADROOM_BYTES + size));
   usedFrom.set(whole.buffer, HEADROOM_BYTES);
   return whole.subarray(HEADROOM_BYTES);
+}
+
+/** `size` octets to write a message into: with headroom from `HEADROOM_FROM_BYTES` on. */
+export function allocForMessage(size: number): Buffer {
+  return size < HEADROOM_FROM_BYTES ? Buffer.allocUnsafe(size) : allocWithHeadroom(size);
 }
 
 /**

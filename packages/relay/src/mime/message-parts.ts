@@ -3,7 +3,7 @@
  * character per octet): the header block, its fields, the body. Single passes, linear in size.
  */
 
-import { allocWithHeadroom, HEADROOM_FROM_BYTES } from "./headroom.js";
+import { allocForMessage } from "./headroom.js";
 
 const CRLF = "\r\n";
 const CR = 0x0d;
@@ -32,8 +32,7 @@ export function toCrlf(input: Buffer): Buffer {
   if (crlfOnly.has(input)) return input;
   const bare = bareLineEnds(input);
   if (bare === 0) return input;
-  const size = input.length + bare;
-  const output = size < HEADROOM_FROM_BYTES ? Buffer.allocUnsafe(size) : allocWithHeadroom(size);
+  const output = allocForMessage(input.length + bare);
   let at = 0;
   for (let index = 0; index < input.length; index += 1) {
     const byte = input[index] as number;

@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import { allocWithHeadroom, HEADROOM_FROM_BYTES } from "../mime/headroom.js";
+import { allocForMessage } from "../mime/headroom.js";
 
 /** What DATA brought: the message, or only its size when it went over the cap. */
 export type CollectedMessage =
@@ -39,8 +39,7 @@ export function collectMessage(stream: Readable, maxBytes: number): Promise<Coll
 
 /** The chunks as one Buffer; a large one with headroom for the headers the relay adds. */
 function joinChunks(chunks: readonly Buffer[], bytes: number): Buffer {
-  if (bytes < HEADROOM_FROM_BYTES) return Buffer.concat(chunks, bytes);
-  const raw = allocWithHeadroom(bytes);
+  const raw = allocForMessage(bytes);
   let at = 0;
   for (const chunk of chunks) at += chunk.copy(raw, at);
   return raw;
