@@ -1,10 +1,13 @@
 import { isAscii } from "node:buffer";
 import { randomBytes } from "node:crypto";
-import { allocWithHeadroom } from "../mime/headroom.js";
+import { allocWithHeadroom, HEADROOM_FROM_BYTES } from "../mime/headroom.js";
 import { markCrlfOnly } from "../mime/message-parts.js";
 
-/** String values from this many octets on are decoded by `parseWithLongStrings` itself. */
-export const LONG_STRING_BYTES = 64 * 1024;
+/**
+ * String values from this many octets on are decoded by `parseWithLongStrings` itself, into
+ * memory with headroom: the size from which a message is given headroom.
+ */
+export const LONG_STRING_BYTES = HEADROOM_FROM_BYTES;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

@@ -13,7 +13,7 @@ export const HEADROOM_BYTES = 2048;
 
 /**
  * Messages from this size on are given headroom (`allocForMessage`); a smaller one's copy costs
- * little. The JSON decoder's threshold (`LONG_STRING_BYTES`), not measured on its own.
+ * little. The JSON decoder's threshold (`LONG_STRING_BYTES`) too, not measured on its own.
  */
 export const HEADROOM_FROM_BYTES = 64 * 1024;
 
