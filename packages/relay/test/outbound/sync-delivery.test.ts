@@ -1,4 +1,5 @@
-import { systemClock } from "@rd/common";
+import { type Clock, systemClock } from "@rd/common";
+import { ManualClock } from "@rd/common/test-kit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createDnsResolver } from "../../src/dns/dns-resolver.js";
 import { createDeliveryAttempt, type RecipientJob } from "../../src/outbound/delivery-attempt.js";
@@ -34,6 +35,7 @@ function pipeline(options: {
   timeoutSecs?: number;
   dns?: string;
   closing?: AbortSignal;
+  clock?: Clock;
 }) {
   const events: DeliveryEvent[] = [];
   const emit = (event: DeliveryEvent) => events.push(event);
@@ -56,7 +58,7 @@ function pipeline(options: {
     attempt,
     emit,
     retryDelaysSecs: () => options.delays ?? [0, 0.1, 0.2],
-    clock: systemClock,
+    clock: options.clock ?? systemClock,
     closing: options.closing,
   });
   const deliver = (recipient: RecipientJob) =>
@@ -114,23 +116,21 @@ describe("synchronous delivery", () => {
   it("at shutdown, ends its wait for the next attempt and never settles: no attempt, no outcome", async () => {
     const mx = await sink({ reject: { stage: "rcpt", code: 451, message: "4.7.1 greylisted" } });
     const closing = new AbortController();
+    const clock = new ManualClock();
     const { deliver, events, retries } = pipeline({
       overrides: { "rcpt.test": [mx.address] },
       delays: [0, 600],
       closing: closing.signal,
+      clock,
     });
-    const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === "Timeout");
     const delivery = deliver(job("b@rcpt.test"));
     // The first attempt is refused; the next would be ten minutes later.
     await expect.poll(() => retries).toEqual([1]);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const waiting = timers().length;
+    await expect.poll(() => clock.pendingSleeps).toBe(1);
 
     closing.abort();
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    // The ten minutes' timer is gone: it would keep the process alive. (Counted outside
-    // `expect.poll`, whose own timer would be counted too.)
-    expect(timers().length).toBe(waiting - 1);
+    // The ten minutes' wait is over: on the system clock its timer would keep the process alive.
+    expect(clock.pendingSleeps).toBe(0);
     const settled = await Promise.race([
       delivery.then(() => "settled"),
       new Promise((resolve) => setTimeout(() => resolve("pending"), 100)),
