@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { systemClock } from "./clock.js";
 
 describe("the system clock", () => {
@@ -13,6 +13,15 @@ describe("the system clock", () => {
     const start = performance.now();
     await systemClock.sleep(20);
     expect(performance.now() - start).toBeGreaterThanOrEqual(19);
+  });
+
+  it("sleeps again when its timer wakes before now() has moved by the time asked", async () => {
+    // The clock reads 30 ms ahead as the sleep starts: its 20 ms timer wakes 30 ms too early.
+    const start = Date.now();
+    const ahead = vi.spyOn(Date, "now").mockReturnValueOnce(start + 30);
+    await systemClock.sleep(20);
+    ahead.mockRestore();
+    expect(Date.now()).toBeGreaterThanOrEqual(start + 50);
   });
 
   it("rejects a sleep with the signal's reason when it aborts", async () => {

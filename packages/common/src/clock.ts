@@ -15,8 +15,16 @@ export function epochSeconds(clock: Pick<Clock, "now">): number {
 export const systemClock: Clock = {
   now: () => new Date(),
   async sleep(ms, signal) {
+    // NOTE: a timer counts from the event loop's cached time, so it may wake a few ms before
+    // `now()` has moved by `ms` (a send gate would let an attempt through early): the rest is
+    // slept again.
+    const until = Date.now() + ms;
     try {
-      await delay(ms, undefined, signal && { signal });
+      let left = ms;
+      do {
+        await delay(left, undefined, signal && { signal });
+        left = until - Date.now();
+      } while (left > 0);
     } catch (error) {
       // NOTE: node:timers/promises rejects with its own AbortError; callers expect the reason.
       throw signal?.aborted ? signal.reason : error;

@@ -42,21 +42,6 @@ describe("send gate", () => {
     expect(starts[2]! - starts[1]!).toBeGreaterThanOrEqual(3000);
   });
 
-  it("waits again when a sleep ends before the delay has passed by the clock", async () => {
-    // As a timer does when it counts from the event loop's cached time: 3 ms early, once.
-    class EarlyClock extends InstantClock {
-      override async sleep(ms: number): Promise<void> {
-        await super.sleep(this.sleeps.length === 0 ? ms - 3 : ms);
-      }
-    }
-    const timer = new EarlyClock(1_000_000);
-    const gate = createSendGate(() => 1, timer);
-    const { starts, attempt } = tracker(timer);
-    await Promise.all([1, 2].map(() => gate.run(() => attempt(1))));
-    expect(timer.sleeps).toEqual([997, 3]);
-    expect(starts[1]! - starts[0]!).toBe(1000);
-  });
-
   it("does not wait when the previous attempt started longer ago than the delay", async () => {
     const timer = fakeTimer();
     const gate = createSendGate(() => 1, timer);

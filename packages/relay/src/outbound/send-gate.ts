@@ -34,12 +34,8 @@ export function createSendGate(
         return attempt();
       }
       const turn = tail.then(async () => {
-        // NOTE: a timer counts from the event loop's cached time, so it may wake a few ms before
-        // the delay has passed by the clock: the wait is checked again after every sleep.
-        const remaining = () => lastStart + delaySecs() * 1000 - clock.now().getTime();
-        for (let wait = remaining(); wait > 0 && !closing?.aborted; wait = remaining()) {
-          await clock.sleep(wait, closing).catch(() => undefined);
-        }
+        const wait = lastStart + delaySecs() * 1000 - clock.now().getTime();
+        if (wait > 0) await clock.sleep(wait, closing).catch(() => undefined);
         if (closing?.aborted) return neverSettles<T>();
         lastStart = clock.now().getTime();
         return attempt();
