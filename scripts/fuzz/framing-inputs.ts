@@ -120,14 +120,16 @@ function framingInput(port: number, paths: FramingPaths, random: Prng): FuzzInpu
       summary: "bare LF line endings",
       text: `${start}content-length: ${json.length}\r\n\r\n${json}`.replaceAll("\r\n", "\n"),
     }),
-    () => ({
-      summary: "pipelined requests",
-      text:
-        Array.from(
-          { length: random.between(2, 20) },
-          () => `GET /health HTTP/1.1\r\n${host}\r\n`,
-        ).join("") + `${start}content-length: ${json.length}\r\n\r\n${json}`,
-    }),
+    () => {
+      const pipelined = Array.from(
+        { length: random.between(2, 20) },
+        () => `GET /health HTTP/1.1\r\n${host}\r\n`,
+      ).join("");
+      return {
+        summary: "pipelined requests",
+        text: `${pipelined}${start}content-length: ${json.length}\r\n\r\n${json}`,
+      };
+    },
     () => ({
       summary: "expect 100-continue, no body",
       text: `${start}expect: 100-continue\r\ncontent-length: ${json.length}\r\n\r\n`,

@@ -100,11 +100,11 @@ const MUTATIONS: Array<(message: Message, random: Prng) => string> = [
     const depth = r.size(400);
     m.headers = m.headers.filter((header) => !header.startsWith("Content-Type:"));
     m.headers.push('Content-Type: multipart/mixed; boundary="b0"');
-    m.body =
-      Array.from(
-        { length: depth },
-        (_, i) => `--b${i}\r\nContent-Type: multipart/mixed; boundary="b${i + 1}"\r\n\r\n`,
-      ).join("") + "deep\r\n";
+    const openings = Array.from(
+      { length: depth },
+      (_, i) => `--b${i}\r\nContent-Type: multipart/mixed; boundary="b${i + 1}"\r\n\r\n`,
+    ).join("");
+    m.body = `${openings}deep\r\n`;
     return "deep or broken multipart";
   },
   (m, r) => {
